@@ -1,0 +1,29 @@
+"""tfdiag: why is this TensorFlow/Keras call slow, and what should I call instead?
+
+``import tfdiag`` never imports TensorFlow: the probes run the user's call, and
+everything else (classification, attribution, advice, rendering, ``explain``)
+works on recorded data.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from tfdiag.capture.runner import profile
+from tfdiag.catalog import Category, Rule, load_rules
+from tfdiag.errors import InputError, ProfilerBusyError, TfdiagError
+from tfdiag.load import load_report
+from tfdiag.report import Report
+
+__all__ = [
+    "Category",
+    "InputError",
+    "ProfilerBusyError",
+    "Report",
+    "Rule",
+    "TfdiagError",
+    "__version__",
+    "load_report",
+    "load_rules",
+    "profile",
+]

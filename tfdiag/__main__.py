@@ -1,0 +1,3 @@
+from tfdiag.cli import main
+
+raise SystemExit(main())

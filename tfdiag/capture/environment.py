@@ -1,0 +1,95 @@
+"""What was called and where: labels, Keras flavour, versions. Never imports TensorFlow."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from importlib import metadata
+from typing import Any
+
+from tfdiag.report import CallInfo, Environment
+
+_MAX_REPR = 60
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def flavour_of(obj: Any) -> str:
+    """``keras3``, ``tf_keras``, ``tensorflow`` or ``python`` from the classes' modules."""
+    owner = getattr(obj, "__self__", obj)
+    cls = owner if isinstance(owner, type) else type(owner)
+    modules = [c.__module__ or "" for c in cls.__mro__]
+    modules.append(getattr(obj, "__module__", "") or "")
+    for mod in modules:
+        if mod.startswith("tf_keras") or mod.startswith("tensorflow.python.keras"):
+            return "tf_keras"
+        if mod.startswith("keras"):
+            return "keras3"
+    if any(m.startswith("tensorflow") for m in modules):
+        return "tensorflow"
+    return "python"
+
+
+def describe_value(value: Any) -> str:
+    """``ndarray float32 (32, 4)`` for arrays and tensors, a short repr otherwise."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        dname = getattr(dtype, "name", None) or str(dtype)
+        try:
+            dims = tuple(None if d is None else int(d) for d in shape)
+        except (TypeError, ValueError):
+            dims = shape
+        return f"{type(value).__name__} {dname} {dims}"
+    text = repr(value)
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 1] + "…"
+
+
+def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallInfo:
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", None)
+    if owner is not None and name:
+        label, method = f"{type(owner).__name__}.{name}", name
+        target = f"{type(owner).__module__}.{type(owner).__qualname__}.{name}"
+    elif name:
+        label, method = name, name
+        target = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', name)}"
+    else:
+        label, method = f"{type(fn).__name__}.__call__", "__call__"
+        target = f"{type(fn).__module__}.{type(fn).__qualname__}.__call__"
+    return CallInfo(
+        label=label,
+        target=target,
+        method=method,
+        flavour=flavour_of(fn),
+        args=tuple(describe_value(a) for a in args),
+        kwargs=tuple((k, describe_value(v)) for k, v in kwargs.items()),
+    )
+
+
+def _devices() -> tuple[str, ...]:
+    tf = sys.modules.get("tensorflow")  # only if the user already imported it
+    if tf is None:
+        return ()
+    try:
+        return tuple(f"{d.device_type}:{d.name}" for d in tf.config.list_physical_devices())
+    except Exception:  # a broken TF install must not break the report
+        return ()
+
+
+def current_environment() -> Environment:
+    return Environment(
+        python=platform.python_version(),
+        platform=platform.platform(terse=True),
+        tensorflow=_version("tensorflow"),
+        keras=_version("keras"),
+        tf_keras=_version("tf-keras") or _version("tf_keras"),
+        cpu_count=os.cpu_count(),
+        devices=_devices(),
+    )

@@ -1,0 +1,166 @@
+"""``tfdiag.profile``: run a call under cProfile, then time it with no profiler attached."""
+
+from __future__ import annotations
+
+import cProfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from tfdiag.capture.environment import current_environment, describe_call
+from tfdiag.catalog import Rule
+from tfdiag.errors import InputError, ProfilerBusyError
+from tfdiag.report import Report, Timing
+from tfdiag.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
+
+#: More iterations than this is a typo, not a profile.
+MAX_ITERATIONS = 1_000_000
+_LOCK = threading.Lock()
+_OWN_FRAMES = frozenset({"<method 'disable' of '_lsprof.Profiler' objects>"})
+
+
+def _label(code: Any) -> FunctionKey:
+    if isinstance(code, str):
+        return ("~", 0, code)
+    return (code.co_filename, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))
+
+
+def snapshot(profiler: cProfile.Profile) -> ProfileStats:
+    """The profiler's table keyed by (file, line, *qualified* name), without tfdiag's frames.
+
+    Like ``cProfile.Profile.snapshot_stats`` but with ``co_qualname``, so two
+    methods both called ``predict`` stay apart; code objects that share a key
+    (two lambdas on one line) are summed.
+    """
+    totals: dict[FunctionKey, list[float]] = {}
+    edges: dict[FunctionKey, dict[FunctionKey, list[float]]] = {}
+    for entry in profiler.getstats():
+        key = _label(entry.code)
+        if key[2] in _OWN_FRAMES:
+            continue
+        t = totals.setdefault(key, [0, 0, 0.0, 0.0])
+        t[0] += entry.callcount
+        t[1] += entry.callcount - entry.reccallcount
+        t[2] += entry.inlinetime
+        t[3] += entry.totaltime
+        for sub in entry.calls or ():
+            callee = _label(sub.code)
+            if callee[2] in _OWN_FRAMES:
+                continue
+            e = edges.setdefault(callee, {}).setdefault(key, [0, 0, 0.0, 0.0])
+            e[0] += sub.callcount
+            e[1] += sub.callcount - sub.reccallcount
+            e[2] += sub.inlinetime
+            e[3] += sub.totaltime
+    keys = list(totals)
+    index = {k: i for i, k in enumerate(keys)}
+    functions = []
+    for key in keys:
+        calls, pcalls, self_s, cum_s = totals[key]
+        callers = tuple(
+            CallerEdge(index[c], int(v[0]), int(v[1]), v[2], v[3])
+            for c, v in edges.get(key, {}).items()
+            if c in index
+        )
+        functions.append(
+            FunctionStat(key[0], key[1], key[2], int(calls), int(pcalls), self_s, cum_s, callers)
+        )
+    return ProfileStats(tuple(functions))
+
+
+def _check_iterations(iterations: object) -> int:
+    if isinstance(iterations, bool) or not isinstance(iterations, int):
+        raise InputError(f"iterations must be an integer, got {iterations!r}")
+    if iterations < 1:
+        raise InputError(f"iterations must be at least 1, got {iterations}")
+    if iterations > MAX_ITERATIONS:
+        raise InputError(f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations:,}")
+    return iterations
+
+
+def profile(
+    fn: Callable[..., Any],
+    *args: Any,
+    iterations: int = 20,
+    rules: Iterable[Rule] = (),
+    **kwargs: Any,
+) -> Report:
+    """Profile ``fn(*args, **kwargs)`` and explain where its time goes.
+
+    The cold first call and ``iterations`` more run under cProfile, so one-time
+    build cost is visible beside per-iteration cost (the table is also snapshotted
+    after the cold call, so the steady state is known exactly); then
+    ``iterations`` calls run with no profiler attached, for honest per-iteration times.
+
+    Args:
+        fn: ``model.predict``, ``model.fit``, ``model.train_on_batch``, a model, or
+            any callable.
+        *args: passed to ``fn`` unchanged.
+        iterations: calls after the cold one, in each pass.
+        rules: extra culprit rules, tried before the built-in catalog.
+        **kwargs: passed to ``fn`` unchanged (``epochs=1, verbose=0``...).
+
+    Raises:
+        InputError: ``fn`` is not callable or ``iterations`` is not a positive integer.
+        ProfilerBusyError: another ``profile()`` is running in this process.
+        Exception: whatever ``fn`` raises, unchanged, with the profiler detached.
+    """
+    if not callable(fn):
+        raise InputError(f"expected a callable such as model.predict, got {type(fn).__name__}")
+    n = _check_iterations(iterations)
+    rules = tuple(rules)
+    if not all(isinstance(r, Rule) for r in rules):
+        raise InputError("rules must be tfdiag.Rule objects")
+    if not _LOCK.acquire(blocking=False):
+        raise ProfilerBusyError("tfdiag.profile() is already running in this process")
+    try:
+        call = describe_call(fn, args, kwargs)
+        profiler = cProfile.Profile()
+        profiled: list[float] = []
+        clock = time.perf_counter
+        cold = None
+        try:
+            for i in range(n + 1):
+                t0 = clock()
+                profiler.enable()
+                fn(*args, **kwargs)
+                profiler.disable()
+                profiled.append(clock() - t0)
+                if i == 0:
+                    cold = snapshot(profiler)
+        finally:
+            profiler.disable()
+        stats = snapshot(profiler)
+        unprofiled = []
+        for _ in range(n):
+            t0 = clock()
+            fn(*args, **kwargs)
+            unprofiled.append(clock() - t0)
+    finally:
+        _LOCK.release()
+    timing = Timing(
+        iterations=n,
+        profiled_calls=n + 1,
+        first_call_s=profiled[0],
+        iteration_s=tuple(unprofiled),
+        profiled_iteration_s=tuple(profiled[1:]),
+    )
+    notes = []
+    if n < 3:
+        notes.append(
+            f"only {n} iteration(s): per-iteration and build cost cannot be told apart "
+            "below 3; use iterations=20"
+        )
+    return Report(
+        call=call,
+        environment=current_environment(),
+        timing=timing,
+        profile=stats,
+        cold_profile=cold,
+        rules=rules,
+        notes=tuple(notes),
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        source="profile",
+    )

@@ -1,0 +1,396 @@
+"""The built-in culprit table.
+
+Names were read from the installed sources of TensorFlow 2.21 / Keras 3.15 /
+tf_keras 2.21, plus the TF 2.0-2.3 names the seed profiles reported. The first
+matching rule wins, so specific rules come before broad ones.
+docs/catalog.md is generated from this table (``python -m tfdiag catalog``).
+"""
+
+from __future__ import annotations
+
+from tfdiag.catalog import Category, Rule
+
+IP = Category.INPUT_PIPELINE
+GB = Category.GRAPH_BUILDING
+TC = Category.TENSOR_CONVERSION
+OX = Category.OP_EXECUTION
+CB = Category.CALLBACKS
+OC = Category.OUTPUT_CONVERSION
+WR = Category.WRAPPER
+OT = Category.OTHER
+
+_PER_CALL_DATA = (
+    "predict_on_batch(x) or model(x, training=False) for in-memory batches; "
+    "for many batches build one tf.data.Dataset and make one predict/fit call over it"
+)
+_TRACE = "call a tf.function with tensors of a fixed shape and dtype; set reduce_retracing=True"
+
+RULES: tuple[Rule, ...] = (
+    # -- user-facing step functions (entries; iteration count of a bare .prof) -------
+    Rule("keras/src/backend/tensorflow/trainer.py", "predict", OT, "Keras 3 predict()", entry=True),
+    Rule("keras/src/backend/tensorflow/trainer.py", "fit", OT, "Keras 3 fit()", entry=True),
+    Rule(
+        "keras/src/backend/tensorflow/trainer.py", "evaluate", OT, "Keras 3 evaluate()", entry=True
+    ),
+    Rule(
+        "keras/src/backend/tensorflow/trainer.py",
+        "*_on_batch",
+        OT,
+        "Keras 3 *_on_batch()",
+        entry=True,
+    ),
+    Rule("tf_keras/src/engine/training.py", "predict", OT, "tf_keras predict()", entry=True),
+    Rule("tf_keras/src/engine/training.py", "fit", OT, "tf_keras fit()", entry=True),
+    Rule("tf_keras/src/engine/training.py", "evaluate", OT, "tf_keras evaluate()", entry=True),
+    Rule("tf_keras/src/engine/training.py", "*_on_batch", OT, "tf_keras *_on_batch()", entry=True),
+    Rule(
+        "*/python/keras/engine/training.py", "predict", OT, "TF 2.x tf.keras predict()", entry=True
+    ),
+    Rule("*/python/keras/engine/training.py", "fit", OT, "TF 2.x tf.keras fit()", entry=True),
+    Rule(
+        "*/python/keras/engine/training.py",
+        "evaluate",
+        OT,
+        "TF 2.x tf.keras evaluate()",
+        entry=True,
+    ),
+    Rule(
+        "*/python/keras/engine/training.py",
+        "*_on_batch",
+        OT,
+        "TF 2.x tf.keras *_on_batch()",
+        entry=True,
+    ),
+    # -- transparent wrappers: looked through, never blamed ------------------------
+    Rule("*/utils/traceback_utils.py", "*error_handler", WR, "traceback filtering decorator"),
+    Rule("tensorflow/python/util/dispatch.py", "*", WR, "op dispatch decorator"),
+    Rule("tensorflow/python/profiler/trace.py", "*wrapped", WR, "profiler trace decorator"),
+    Rule("tensorflow/python/ops/weak_tensor_ops.py", "*wrapper", WR, "weak tensor decorator"),
+    Rule("tensorflow/python/util/deprecation.py", "*new_func", WR, "deprecation decorator"),
+    Rule("~", "<built-in method builtins.next>", WR, "iterator protocol"),
+    Rule("~", "<built-in method builtins.iter>", WR, "iterator protocol"),
+    # -- input pipeline / data adapters -------------------------------------------
+    Rule(
+        "keras/src/trainers/data_adapters/*",
+        "*",
+        IP,
+        "Keras 3 builds a data adapter (and a tf.data pipeline) for the input on every call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "keras/src/trainers/epoch_iterator.py",
+        "*",
+        IP,
+        "Keras 3 builds an epoch iterator over the input on every call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "keras/src/backend/tensorflow/trainer.py",
+        "TFEpochIterator.*",
+        IP,
+        "Keras 3 builds a tf.data epoch iterator on every predict/fit/evaluate call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "tf_keras/src/engine/data_adapter.py",
+        "*",
+        IP,
+        "tf_keras wraps the input in a DataHandler and a tf.data pipeline on every call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "*/python/keras/engine/training_v2*.py",
+        "*_process_inputs",
+        IP,
+        "TF 2.0-2.2 converts every predict/fit input into a new dataset (81 % of predict "
+        "in the seed profile)",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "*/python/keras/engine/training*.py",
+        "*_standardize_user_data",
+        IP,
+        "TF 2.0-2.3 Keras validates and converts the user's data on every call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "*/python/keras/engine/training*.py",
+        "*_select_training_loop",
+        IP,
+        "TF 2.0-2.3 Keras picks a training loop per call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "*/python/keras/engine/training_v2.py",
+        "Loop.*",
+        IP,
+        "TF 2.0-2.2 training_v2 loop: dataset-based, rebuilt per call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "*/python/keras/engine/training_arrays*.py",
+        "*",
+        IP,
+        "TF 2.0-2.3 array training loop",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "*/python/keras/engine/data_adapter.py",
+        "*",
+        IP,
+        "TF 2.x Keras data adapter built on every call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "tensorflow/python/ops/gen_dataset_ops.py",
+        "*",
+        IP,
+        "tf.data ops (iterator creation, dataset graph) run on every call",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "tensorflow/python/data/ops/iterator_ops.py",
+        "*",
+        IP,
+        "a tf.data iterator is created",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "tensorflow/python/data/ops/dataset_ops.py",
+        "*",
+        IP,
+        "a tf.data pipeline is assembled",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "tensorflow/python/data/ops/*",
+        "*",
+        IP,
+        "tf.data transformations (map, flat_map, batch) are built",
+        _PER_CALL_DATA,
+    ),
+    Rule(
+        "tensorflow_core/python/data/ops/*",
+        "*",
+        IP,
+        "tf.data transformations are built (TF 2.0)",
+        _PER_CALL_DATA,
+    ),
+    # -- graph building / tracing --------------------------------------------------
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/tracing_compilation.py",
+        "call_function",
+        OX,
+        "a tf.function call: look up its traced graph and run it",
+    ),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/tracing_compilation.py",
+        "*",
+        GB,
+        "tf.function traces Python into a graph (tracing or retracing)",
+        _TRACE,
+    ),
+    Rule(
+        "tensorflow/python/framework/func_graph.py",
+        "*",
+        GB,
+        "a FuncGraph is built from Python code",
+        _TRACE,
+    ),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/polymorphic_function.py",
+        "*_initialize",
+        GB,
+        "first call of a tf.function traces it",
+        _TRACE,
+    ),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/polymorphic_function.py",
+        "*get_concrete_function*",
+        GB,
+        "a concrete function is looked up or traced",
+        _TRACE,
+    ),
+    Rule(
+        "tensorflow/python/autograph/*",
+        "*",
+        GB,
+        "AutoGraph converts Python control flow while tracing",
+        _TRACE,
+    ),
+    Rule(
+        "tensorflow/python/framework/op_def_library.py",
+        "*",
+        GB,
+        "graph ops are added to a graph being built",
+        _TRACE,
+    ),
+    Rule(
+        "tensorflow/python/framework/ops.py",
+        "*_create_op_internal",
+        GB,
+        "graph ops are added to a graph being built",
+        _TRACE,
+    ),
+    Rule(
+        "*/python/eager/function.py",
+        "*_create_graph_function",
+        GB,
+        "TF 2.0-2.3 traces a new graph function (72 % of predict in the seed profile)",
+        _TRACE,
+    ),
+    Rule(
+        "*/python/eager/function.py",
+        "*_maybe_define_function",
+        GB,
+        "TF 2.0-2.3 looks up or traces a graph function",
+        _TRACE,
+    ),
+    Rule("*/python/framework/func_graph.py", "*", GB, "TF 2.0-2.3 FuncGraph building", _TRACE),
+    Rule(
+        "*/python/keras/backend.py",
+        "*function",
+        GB,
+        "K.function builds a graph function (TF 1.x-style Keras)",
+        _TRACE,
+    ),
+    # -- tensor conversion --------------------------------------------------------
+    Rule(
+        "*/python/framework/ops.py",
+        "*convert_to_tensor*",
+        TC,
+        "Python/numpy values are converted to tensors (copied) on every call",
+        "pass tf.Tensor inputs of the model's dtype (float32), converted once outside the loop",
+    ),
+    Rule(
+        "tensorflow/python/framework/tensor_conversion*.py",
+        "*",
+        TC,
+        "Python/numpy values are converted to tensors",
+        "pass tf.Tensor inputs of the model's dtype, converted once outside the loop",
+    ),
+    Rule(
+        "tensorflow/python/framework/constant_op.py",
+        "*",
+        TC,
+        "numpy arrays become constant tensors (a copy)",
+        "pass tf.Tensor inputs, converted once outside the loop",
+    ),
+    Rule(
+        "keras/src/backend/tensorflow/core.py",
+        "*convert_to_tensor",
+        TC,
+        "Keras converts inputs to tensors",
+        "pass tf.Tensor inputs of the model's dtype",
+    ),
+    Rule(
+        "~",
+        "*EagerTensor*",
+        TC,
+        "numpy data is copied into an EagerTensor",
+        "pass tf.Tensor inputs, converted once outside the loop",
+    ),
+    # -- op execution ------------------------------------------------------------
+    Rule(
+        "~",
+        "*TFE_Py_FastPathExecute*",
+        OX,
+        "eager op dispatch: each op runs one at a time from Python",
+        "wrap the step in tf.function (do not set run_eagerly=True)",
+        weak=True,
+    ),
+    Rule("~", "*TFE_Py_Execute*", OX, "TensorFlow executes ops or a graph function", "", weak=True),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/concrete_function.py",
+        "*_call_flat",
+        OX,
+        "a traced graph function runs",
+    ),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/atomic_function.py",
+        "*call*",
+        OX,
+        "a traced graph function runs",
+    ),
+    Rule("tensorflow/python/eager/execute.py", "*quick_execute", OX, "TensorFlow runs an op"),
+    Rule("*/python/eager/execute.py", "*quick_execute", OX, "TensorFlow runs an op (TF 2.0)"),
+    # -- callbacks & progress -----------------------------------------------------
+    Rule(
+        "keras/src/callbacks/*",
+        "*",
+        CB,
+        "Keras callbacks run every batch",
+        "verbose=0 or fewer callbacks; steps_per_execution>1 batches callback calls",
+    ),
+    Rule(
+        "keras/src/utils/progbar.py",
+        "*",
+        CB,
+        "the progress bar redraws every batch",
+        "verbose=0 (or verbose=2 for one line per epoch)",
+    ),
+    Rule(
+        "tf_keras/src/callbacks.py",
+        "*",
+        CB,
+        "tf_keras callbacks run every batch",
+        "verbose=0 or fewer callbacks; steps_per_execution>1 batches callback calls",
+    ),
+    Rule(
+        "tf_keras/src/utils/generic_utils.py",
+        "Progbar.*",
+        CB,
+        "the progress bar redraws every batch",
+        "verbose=0",
+    ),
+    Rule(
+        "*/python/keras/callbacks.py",
+        "*",
+        CB,
+        "TF 2.x Keras callbacks run every batch",
+        "verbose=0 or fewer callbacks",
+    ),
+    # -- output conversion --------------------------------------------------------
+    Rule(
+        "keras/src/backend/tensorflow/trainer.py",
+        "potentially_ragged_concat",
+        OC,
+        "predict concatenates per-batch outputs",
+        "model(x, training=False) returns one tensor",
+    ),
+    Rule(
+        "keras/src/backend/tensorflow/trainer.py",
+        "convert_to_np_if_not_ragged",
+        OC,
+        "outputs are copied back to numpy",
+        "keep results as tensors if the next step is TF",
+    ),
+    Rule(
+        "keras/src/utils/python_utils.py",
+        "pythonify_logs",
+        OC,
+        "metric tensors become Python floats every call (a device sync)",
+        "call train_on_batch with fewer metrics, or fit over many steps",
+    ),
+    Rule(
+        "tf_keras/src/engine/training.py",
+        "potentially_ragged_concat",
+        OC,
+        "predict concatenates per-batch outputs",
+        "model(x, training=False) returns one tensor",
+    ),
+    Rule(
+        "tf_keras/src/utils/tf_utils.py",
+        "sync_to_numpy_or_python_type",
+        OC,
+        "metric and output tensors become numpy/Python values (a device sync)",
+        "fit over many steps instead of many train_on_batch calls",
+    ),
+    Rule(
+        "~",
+        "*EagerTensor._numpy*",
+        OC,
+        "a tensor is copied back to numpy",
+        "keep results as tensors if the next step is TF",
+    ),
+)

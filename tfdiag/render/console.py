@@ -1,0 +1,208 @@
+"""The rich console view of a report: header, class table, breakdown, culprits, findings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from tfdiag.catalog import Category
+from tfdiag.classify import CostClass
+
+if TYPE_CHECKING:
+    from tfdiag.report import Report
+
+#: Culprit rows shown in the seeds' view.
+TOP_CULPRITS = 12
+_SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
+_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
+
+
+def fmt_s(seconds: float | None) -> str:
+    """Seconds with a unit that keeps three significant digits."""
+    if seconds is None:
+        return "–"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def fmt_pct(share: float) -> str:
+    return f"{100 * share:.1f} %"
+
+
+def _header(report: Report) -> Panel:
+    call, env, t = report.call, report.environment, report.timing
+    args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
+    lines = [f"[bold]called[/]  {escape(call.label)}({escape(', '.join(args))})"]
+    versions = [
+        f"{name} {v}"
+        for name, v in (
+            ("TensorFlow", env.tensorflow),
+            ("Keras", env.keras),
+            ("tf_keras", env.tf_keras),
+        )
+        if v
+    ]
+    flavour = _FLAVOURS.get(call.flavour, call.flavour)
+    if versions or env.python:
+        extra = [f"Python {env.python}"] if env.python else []
+        if env.cpu_count:
+            extra.append(f"{env.cpu_count} CPUs")
+        gpus = [d for d in env.devices if d.startswith("GPU")]
+        extra.append(f"{len(gpus)} GPU" if gpus else "no GPU")
+        lines.append(f"[bold]stack[/]   {' · '.join(versions + extra)}")
+    lines.append(f"[bold]flavour[/] {escape(flavour)}")
+    cold = " + 1 cold call" if t.profiled_calls > t.iterations else ""
+    lines.append(f"[bold]profile[/] {t.iterations} iterations{cold} under cProfile")
+    if t.iteration_s:
+        lo, hi = min(t.iteration_s), max(t.iteration_s)
+        lines.append(
+            f"[bold]time[/]    {fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} "
+            f"with no profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})"
+        )
+    if t.first_call_s is not None:
+        slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
+        lines.append(f"[bold]first[/]   {fmt_s(t.first_call_s)} (cold call, under cProfile){slow}")
+    title = f"tfdiag · {escape(call.label)}" + (" · [red]partial[/]" if report.partial else "")
+    return Panel("\n".join(lines), title=title, title_align="left", box=box.ROUNDED)
+
+
+def _classes(report: Report) -> Table:
+    a = report.analysis
+    table = Table(
+        title="Build vs per-iteration — call-count classes (the seeds' method, self time)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in ("class", "functions", "self time", "% of profiled", "per call"):
+        table.add_column(col, justify="left" if col == "class" else "right")
+    labels = {
+        CostClass.BUILD: "build (called 1–2×)",
+        CostClass.PER_ITERATION: "per-iteration (k×N calls)",
+        CostClass.MIXED: "mixed (other counts)",
+    }
+    for cost in CostClass:
+        seconds = a.class_seconds(cost)
+        per_call = "" if cost is CostClass.BUILD else fmt_s(seconds / max(a.profiled_calls, 1))
+        table.add_row(
+            labels[cost],
+            str(a.class_count(cost)),
+            fmt_s(seconds),
+            fmt_pct(seconds / a.total_s if a.total_s else 0.0),
+            per_call,
+        )
+    table.caption = (
+        f"profiled {fmt_s(a.total_s)}; runtime − build = {fmt_s(a.runtime_minus_build_s)} "
+        "(the seeds' denominator)"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def _breakdown(report: Report) -> Table:
+    a = report.analysis
+    table = Table(
+        title="Where the time goes — non-overlapping: each function's self time goes to its "
+        "nearest culprit; rows sum to 100 %",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("category")
+    cats = [c for c in Category if c is not Category.WRAPPER and a.attribution.seconds(c) > 0]
+    if a.exact_steady:
+        cats.sort(key=lambda c: a.steady_attribution.seconds(c), reverse=True)
+        for col in ("first call", f"steady ({a.iterations} calls)", "per iteration", "% of steady"):
+            table.add_column(col, justify="right")
+        for cat in cats:
+            steady = a.steady_attribution.seconds(cat)
+            table.add_row(
+                cat.label,
+                fmt_s(a.first_call_seconds(cat)),
+                fmt_s(steady),
+                fmt_s(steady / a.iterations),
+                fmt_pct(a.steady_share(cat)),
+            )
+        table.caption = "steady state: the iterations after the cold call, measured exactly"
+    else:
+        cats.sort(key=lambda c: a.attribution.seconds(c), reverse=True)
+        for col in ("build", "per-iteration", "mixed", "% of total", "% of runtime − build"):
+            table.add_column(col, justify="right")
+        for cat in cats:
+            table.add_row(
+                cat.label,
+                *(fmt_s(a.attribution.seconds(cat, cost)) for cost in CostClass),
+                fmt_pct(a.attribution.share(cat)),
+                fmt_pct(a.steady_share(cat)),
+            )
+        table.caption = "no cold-call snapshot (a bare .prof): steady state = runtime − build"
+    table.caption_justify = "left"
+    return table
+
+
+def _culprits(report: Report) -> Table:
+    a = report.analysis
+    table = Table(
+        title="Culprits — the seeds' view: cumulative time as % of runtime − build "
+        "(nested rows overlap)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("function", overflow="fold")
+    table.add_column("category")
+    table.add_column("calls", justify="right")
+    table.add_column("class")
+    table.add_column("cumulative", justify="right")
+    table.add_column("%", justify="right")
+    for row in a.culprits[:TOP_CULPRITS]:
+        table.add_row(
+            escape(row.name),
+            row.category.value,
+            str(row.calls),
+            row.classification.describe(),
+            fmt_s(row.cum_s),
+            fmt_pct(row.seeds_share),
+        )
+    return table
+
+
+def _findings(report: Report) -> RenderableType:
+    findings = report.analysis.findings
+    if not findings:
+        return Text("No findings: nothing in this profile crosses a finding's threshold.")
+    parts: list[RenderableType] = [Text("Findings", style="bold")]
+    for n, f in enumerate(findings, 1):
+        style = _SEVERITY_STYLE.get(f.severity, "")
+        head = Text.assemble(
+            f"{n}. ",
+            (f"[{f.severity}] ", style),
+            (f.id, "bold"),
+            f" — {f.title}",
+            (f"  (impact {100 * f.impact:.0f} %)", "dim"),
+        )
+        body = "\n".join(f"   • {escape(e)}" for e in f.evidence)
+        parts.append(head)
+        parts.append(Text.from_markup(body))
+        parts.append(Text.from_markup(f"   [green]Fix:[/] {escape(f.fix)}"))
+    return Group(*parts)
+
+
+def render_report(report: Report) -> RenderableType:
+    """The whole console view as one renderable."""
+    parts: list[RenderableType] = [
+        _header(report),
+        _classes(report),
+        _breakdown(report),
+        _culprits(report),
+        _findings(report),
+    ]
+    if report.notes:
+        parts.append(Text("\n".join(f"note: {n}" for n in report.notes), style="dim"))
+    return Group(*parts)

@@ -1,0 +1,176 @@
+"""The report: an immutable record of one profiled run, and its JSON form.
+
+The report stores raw records only (what was called, the environment, the
+iteration times, the function table, the user's extra rules). Every view —
+classification, attribution, findings — is derived on demand by
+:mod:`tfdiag.analysis`, so a report saved today is re-analysed with tomorrow's
+catalog. The JSON also carries the derived ``summary``, ``categories`` and
+``findings`` for other tools to read; :func:`load_report` ignores them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfdiag._atomic import write_set
+from tfdiag.catalog import Rule
+from tfdiag.errors import InputError
+from tfdiag.stats import ProfileStats
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+    from tfdiag.analysis import Analysis
+
+SCHEMA_VERSION = 1
+REPORT_SUFFIX = ".tfdiag.json"
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """What was profiled: ``label`` for display, ``method`` picks the advice."""
+
+    label: str
+    target: str = ""
+    method: str = ""
+    flavour: str = "unknown"
+    args: tuple[str, ...] = ()
+    kwargs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Environment:
+    python: str = ""
+    platform: str = ""
+    tensorflow: str | None = None
+    keras: str | None = None
+    tf_keras: str | None = None
+    cpu_count: int | None = None
+    devices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Iteration times. ``iteration_s`` come from a pass with no profiler attached.
+
+    ``profiled_calls`` is how many calls the profile holds (the cold call plus
+    ``iterations``); ``first_call_s`` is the cold call, timed under the profiler.
+    """
+
+    iterations: int
+    profiled_calls: int
+    first_call_s: float | None = None
+    iteration_s: tuple[float, ...] = ()
+    profiled_iteration_s: tuple[float, ...] = ()
+
+    @property
+    def median_s(self) -> float | None:
+        return statistics.median(self.iteration_s) if self.iteration_s else None
+
+    @property
+    def iqr_s(self) -> float | None:
+        if len(self.iteration_s) < 2:
+            return None
+        q = statistics.quantiles(self.iteration_s, n=4, method="inclusive")
+        return q[2] - q[0]
+
+    @property
+    def profiler_slowdown(self) -> float | None:
+        """Median profiled iteration / median unprofiled iteration (cProfile's cost)."""
+        if not self.iteration_s or not self.profiled_iteration_s:
+            return None
+        base = statistics.median(self.iteration_s)
+        return statistics.median(self.profiled_iteration_s) / base if base > 0 else None
+
+
+@dataclass(frozen=True)
+class Report:
+    """One profiled run. Build it with :func:`tfdiag.profile` or :func:`load_report`."""
+
+    call: CallInfo
+    environment: Environment
+    timing: Timing
+    profile: ProfileStats
+    #: The table as it stood after the cold call alone (``None`` for a bare .prof).
+    cold_profile: ProfileStats | None = None
+    rules: tuple[Rule, ...] = ()
+    notes: tuple[str, ...] = ()
+    created: str = ""
+    source: str = "profile"
+    partial: bool = False
+    schema_version: int = field(default=SCHEMA_VERSION)
+
+    @cached_property
+    def analysis(self) -> Analysis:
+        """Classification, attribution and findings, derived from the raw records."""
+        from tfdiag.analysis import analyze
+
+        return analyze(self)
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return self.analysis.findings
+
+    def with_iterations(self, iterations: int) -> Report:
+        """The same records read with another iteration count (``explain --iterations``)."""
+        if iterations < 1:
+            raise InputError("iterations must be at least 1")
+        timing = replace(self.timing, iterations=iterations, profiled_calls=iterations)
+        return replace(self, timing=timing)
+
+    # -- output --------------------------------------------------------------------
+
+    def show(self, console: Console | None = None, *, width: int | None = None) -> None:
+        """Print the breakdown with rich (terminal or notebook)."""
+        from tfdiag.render.console import render_report
+
+        if console is None:
+            from rich.console import Console
+
+            console = Console(width=width) if width else Console()
+        console.print(render_report(self))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from tfdiag.render.console import render_report
+
+        yield render_report(self)
+
+    def to_json(self) -> dict[str, Any]:
+        from tfdiag.render.json import report_to_json
+
+        return report_to_json(self)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
+        """Write ``<stem>.tfdiag.json`` and ``<stem>.prof`` (for snakeviz) as one set.
+
+        Both go through a temporary file and a rename; an existing file is not
+        replaced unless ``overwrite``. Returns the two paths.
+        """
+        json_path, prof_path = report_paths(path)
+        text = json.dumps(self.to_json(), indent=1, allow_nan=False)
+        write_set(
+            {json_path: text.encode("utf-8"), prof_path: self.profile.to_prof_bytes()},
+            overwrite=overwrite,
+        )
+        return json_path, prof_path
+
+
+def report_paths(path: str | Path) -> tuple[Path, Path]:
+    """``x.tfdiag.json`` / ``x.json`` / ``x`` → (``x.tfdiag.json``, ``x.prof``)."""
+    p = Path(path)
+    name = p.name
+    for suffix in (REPORT_SUFFIX, ".json"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            stem = name[: -len(suffix)]
+            json_name = name
+            break
+    else:
+        stem, json_name = name, name + REPORT_SUFFIX
+    if not stem:
+        raise InputError(f"{path}: not a usable report file name")
+    return p.with_name(json_name), p.with_name(stem + ".prof")
