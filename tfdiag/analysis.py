@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from tfdiag.report import Report
 
 
-
 @dataclass(frozen=True)
 class CulpritRow:
     """A catalogued function, as the seeds reported it: cumulative time over the whole

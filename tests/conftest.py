@@ -1,0 +1,49 @@
+"""Shared fixtures. Real-TensorFlow fixtures are session-scoped: TF is imported once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m tfdiag ARGS`` in a subprocess, as a user runs it."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "COLUMNS": "120"}
+    return subprocess.run(
+        [sys.executable, "-m", "tfdiag", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_data() -> tuple[Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 4)).astype("float32")
+    y = rng.integers(0, 2, (32, 1)).astype("float32")
+    return x, y
+
+
+@pytest.fixture(scope="session")
+def tiny_model_factory() -> Callable[[str], Any]:
+    """``factory(flavour)`` → a compiled seed-003 Dense 4→2→1 model (a new one per call)."""
+    from tfdiag.demo import tiny_model
+
+    return tiny_model

@@ -1,0 +1,34 @@
+"""``tfdiag demo``: the seed-003 case end to end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tfdiag.commands._common import add_output_options, positive_int, print_report
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="the seed-003 case end to end: a tiny Dense model's predict × 20",
+        epilog="example: python -m tfdiag demo --flavour tf_keras --save demo.tfdiag.json",
+    )
+    p.add_argument("--flavour", choices=("keras3", "tf_keras"), default="keras3")
+    p.add_argument("--iterations", type=positive_int, default=20)
+    p.add_argument("--save", help="also save the report (and its .prof) here")
+    p.add_argument("--force", action="store_true", help="replace an existing saved report")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfdiag.demo import run_demo
+
+    report = run_demo(flavour=args.flavour, iterations=args.iterations)
+    if args.save:
+        json_path, prof_path = report.save(args.save, overwrite=args.force)
+        print(f"saved {json_path} and {prof_path}", file=sys.stderr)
+    print_report(report, args.format, args.width)
+    return 0

@@ -1,0 +1,41 @@
+"""``tfdiag explain``: re-render a saved report, or analyse any pstats dump."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import Any
+
+from tfdiag.commands._common import add_output_options, positive_int, print_report
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="show the breakdown of a saved report or any pstats .prof",
+        description="Re-render a saved run (no TensorFlow needed), or analyse any pstats dump.",
+        epilog="examples:\n"
+        "  python -m tfdiag explain predict.tfdiag.json --format json\n"
+        "  python -m tfdiag explain run.prof --iterations 50",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", help="a .tfdiag.json report or a pstats .prof file")
+    p.add_argument(
+        "--iterations",
+        type=positive_int,
+        help="iterations in a bare .prof (inferred from Keras step calls if omitted)",
+    )
+    p.add_argument("--rules", help="a JSON file of extra culprit rules (docs/catalog.md)")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfdiag.catalog import load_rules
+    from tfdiag.load import load_report
+
+    report = load_report(args.path, iterations=args.iterations)
+    if args.rules:
+        report = replace(report, rules=load_rules(args.rules) + report.rules)
+    print_report(report, args.format, args.width)
+    return 0

@@ -1,0 +1,52 @@
+"""``tfdiag snakeviz``: the run's flame graph in snakeviz, bound to 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tfdiag.commands._common import positive_int
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "snakeviz",
+        help="open the run's flame graph in snakeviz (127.0.0.1 only)",
+        epilog="example: python -m tfdiag snakeviz predict.tfdiag.json --no-browser",
+    )
+    p.add_argument("path", help="a .tfdiag.json report or a .prof file")
+    p.add_argument("--port", type=positive_int, default=8080)
+    p.add_argument("--no-browser", action="store_true", help="serve only; print the address")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfdiag.load import load_report
+    from tfdiag.report import report_paths
+
+    path = Path(args.path)
+    # Load first: checks size and shape before snakeviz unmarshals anything.
+    report = load_report(path, iterations=1)
+    if path.name.endswith(".json"):
+        prof = report_paths(path)[1]
+        if not prof.exists():
+            fd, tmp = tempfile.mkstemp(prefix=f"{prof.stem}.", suffix=".prof")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(report.profile.to_prof_bytes())
+            prof = Path(tmp)
+    else:
+        prof = path
+    cmd = [sys.executable, "-m", "snakeviz", "-H", "127.0.0.1", "-p", str(args.port)]
+    if args.no_browser:
+        cmd.append("-s")
+    cmd.append(str(prof))
+    print(f"snakeviz for {prof}, bound to 127.0.0.1 only (Ctrl-C stops it)", flush=True)
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return 0
