@@ -29,6 +29,7 @@ def write_set(files: Mapping[Path, bytes], *, overwrite: bool = False) -> None:
             folder = path.parent if str(path.parent) else Path(".")
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
             temps[path] = tmp
+            os.chmod(tmp, _mode_for(path))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
@@ -39,6 +40,16 @@ def write_set(files: Mapping[Path, bytes], *, overwrite: bool = False) -> None:
         raise InputError(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from None
     for path, tmp in temps.items():
         os.replace(tmp, path)
+
+
+def _mode_for(path: Path) -> int:
+    """The existing file's mode, or what a plain ``open()`` would give (mkstemp uses 0600)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _unlink(path: str) -> None:

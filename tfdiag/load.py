@@ -12,6 +12,58 @@ from tfdiag.errors import InputError
 from tfdiag.report import SCHEMA_VERSION, CallInfo, Environment, Report, Timing
 from tfdiag.stats import MAX_PROF_BYTES, ProfileStats
 
+#: Saved result kinds besides ``profile``: the JSON's ``kind`` → "module:function" that
+#: rebuilds the result from the parsed document (imported lazily).
+RESULT_KINDS: dict[str, str] = {}
+
+
+def load_result(path: str | os.PathLike[str], *, iterations: int | None = None) -> Any:
+    """Any saved tfdiag result (a profile report, or a kind in RESULT_KINDS), or a .prof.
+
+    Every result has ``to_json()`` and renders with rich.
+    """
+    p = Path(path)
+    doc = _peek_json(p)
+    kind = doc.get("kind", "profile") if isinstance(doc, dict) else "profile"
+    if kind == "profile":
+        return load_report(p, iterations=iterations)
+    if kind not in RESULT_KINDS:
+        raise InputError(f"{p}: unknown result kind {kind!r} (a newer tfdiag?)")
+    _check_version(p, doc)
+    module, _, func = RESULT_KINDS[kind].partition(":")
+    import importlib
+
+    builder = getattr(importlib.import_module(module), func)
+    try:
+        return builder(doc)
+    except InputError as exc:
+        raise InputError(f"{p}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"{p}: not a valid {kind} result (wrong shape: {exc!r})") from None
+
+
+def _peek_json(p: Path) -> Any:
+    """The parsed JSON when ``p`` is a readable JSON object file, else None."""
+    try:
+        if p.is_file() and p.stat().st_size <= MAX_PROF_BYTES:
+            data = p.read_bytes()
+            if data.lstrip()[:1] == b"{":
+                return json.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass
+    return None
+
+
+def _check_version(p: Path, doc: dict[str, Any]) -> None:
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise InputError(f"{p}: not a tfdiag result (schema_version is not an integer)")
+    if version > SCHEMA_VERSION:
+        raise InputError(
+            f"{p}: written by a newer tfdiag (schema {version}, this one reads up to "
+            f"{SCHEMA_VERSION}); upgrade tfdiag"
+        )
+
 
 def load_report(path: str | os.PathLike[str], *, iterations: int | None = None) -> Report:
     """Load a ``.tfdiag.json`` report or a pstats ``.prof`` file.
@@ -103,14 +155,9 @@ def _from_json_bytes(p: Path, data: bytes) -> Report:
         raise InputError(f"{p}: not a valid report (corrupt JSON: {exc})") from None
     if not isinstance(doc, dict) or "schema_version" not in doc:
         raise InputError(f"{p}: not a tfdiag report (no schema_version)")
-    version = doc["schema_version"]
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise InputError(f"{p}: not a tfdiag report (schema_version is not an integer)")
-    if version > SCHEMA_VERSION:
-        raise InputError(
-            f"{p}: written by a newer tfdiag (schema {version}, this one reads up to "
-            f"{SCHEMA_VERSION}); upgrade tfdiag"
-        )
+    _check_version(p, doc)
+    if doc.get("kind", "profile") != "profile":
+        raise InputError(f"{p}: a {doc.get('kind')!r} result, not a profile report")
     try:
         return report_from_json(doc)
     except InputError as exc:

@@ -152,7 +152,7 @@ class Report:
         replaced unless ``overwrite``. Returns the two paths.
         """
         json_path, prof_path = report_paths(path)
-        text = json.dumps(self.to_json(), indent=1, allow_nan=False)
+        text = json.dumps(self.to_json(), separators=(",", ":"), allow_nan=False)
         write_set(
             {json_path: text.encode("utf-8"), prof_path: self.profile.to_prof_bytes()},
             overwrite=overwrite,

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from tfdiag.commands._common import add_output_options, positive_int, print_report
+from tfdiag.errors import InputError
 
 
 def register(sub: Any) -> None:
@@ -32,10 +33,13 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tfdiag.catalog import load_rules
-    from tfdiag.load import load_report
+    from tfdiag.load import load_result
+    from tfdiag.report import Report
 
-    report = load_report(args.path, iterations=args.iterations)
+    report = load_result(args.path, iterations=args.iterations)
     if args.rules:
+        if not isinstance(report, Report):
+            raise InputError("--rules applies to profile reports only")
         report = replace(report, rules=load_rules(args.rules) + report.rules)
     print_report(report, args.format, args.width)
     return 0

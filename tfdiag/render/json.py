@@ -31,6 +31,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
     t = report.timing
     return {
         "schema_version": report.schema_version,
+        "kind": "profile",
         "tool": f"tfdiag {__version__}",
         "created": report.created,
         "source": report.source,
