@@ -47,7 +47,7 @@ def _peek_json(p: Path) -> Any:
     try:
         if p.is_file() and p.stat().st_size <= MAX_PROF_BYTES:
             data = p.read_bytes()
-            if data.lstrip()[:1] == b"{":
+            if _looks_like_json(data):
                 return json.loads(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         pass
@@ -93,14 +93,27 @@ def load_report(path: str | os.PathLike[str], *, iterations: int | None = None) 
         raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
     if not data.strip():
         raise InputError(f"{p}: empty file")
-    if data.lstrip()[:1] == b"{":
-        report = _from_json_bytes(p, data)
-        return report.with_iterations(iterations) if iterations else report
+    if p.name.endswith(".json") or _looks_like_json(data):
+        try:
+            report = _from_json_bytes(p, data)
+        except InputError:
+            if p.name.endswith(".json"):
+                raise
+        else:
+            return report.with_iterations(iterations) if iterations else report
     try:
         stats = ProfileStats.from_prof_bytes(data)
     except InputError as exc:
         raise InputError(f"{p}: neither a tfdiag report nor pstats data ({exc})") from None
     return report_from_stats(stats, name=p.name, iterations=iterations)
+
+
+def _looks_like_json(data: bytes) -> bool:
+    """JSON text starts with ``{``; so does a marshal dict, which is not UTF-8 text."""
+    try:
+        return data.decode("utf-8").lstrip().startswith("{")
+    except UnicodeDecodeError:
+        return False
 
 
 def report_from_stats(stats: ProfileStats, *, name: str, iterations: int | None) -> Report:

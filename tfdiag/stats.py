@@ -9,7 +9,6 @@ to the marshal dict that ``pstats.Stats`` and snakeviz read.
 from __future__ import annotations
 
 import marshal
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -69,7 +68,8 @@ class FunctionStat:
         """``file.py:Qual.name`` for display; builtins keep their own label."""
         if self.file == "~":
             return builtin_name(self.name)
-        return f"{os.path.basename(self.file)}:{self.name}"
+        base = self.file.replace("\\", "/").rsplit("/", 1)[-1]  # Windows paths too
+        return f"{base}:{self.name}"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,13 +33,14 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     # Load first: checks size and shape before snakeviz unmarshals anything.
     report = load_report(path, iterations=1)
+    temp: Path | None = None
     if path.name.endswith(".json"):
         prof = report_paths(path)[1]
         if not prof.exists():
             fd, tmp = tempfile.mkstemp(prefix=f"{prof.stem}.", suffix=".prof")
             with os.fdopen(fd, "wb") as fh:
                 fh.write(report.profile.to_prof_bytes())
-            prof = Path(tmp)
+            prof = temp = Path(tmp)
     else:
         prof = path
     cmd = [sys.executable, "-m", "snakeviz", "-H", "127.0.0.1", "-p", str(args.port)]
@@ -47,6 +49,25 @@ def run(args: argparse.Namespace) -> int:
     cmd.append(str(prof))
     print(f"snakeviz for {prof}, bound to 127.0.0.1 only (Ctrl-C stops it)", flush=True)
     try:
-        return subprocess.call(cmd)
+        return serve(cmd)
+    finally:
+        if temp is not None:
+            temp.unlink(missing_ok=True)
+
+
+def serve(cmd: list[str]) -> int:
+    """Run a server in a child process; SIGTERM or Ctrl-C here stops the child too."""
+    child = subprocess.Popen(cmd)
+
+    def stop(signum: int, frame: object) -> None:
+        child.terminate()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return child.wait()
     except KeyboardInterrupt:
+        child.terminate()
+        child.wait()
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,191 @@
+"""The CLI through a subprocess, as a user runs it: exit codes, one-line errors, formats."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+from synth import SITE, Node, make_report
+
+KERAS = SITE + "keras/src/"
+
+
+@pytest.fixture()
+def saved(tmp_path: Path) -> Path:
+    adapter = Node(
+        KERAS + "trainers/data_adapters/array_data_adapter.py",
+        "ArrayDataAdapter.get_tf_dataset",
+        0.6,
+        11,
+    )
+    root = Node(
+        KERAS + "backend/tensorflow/trainer.py",
+        "TensorFlowTrainer.predict",
+        0.05,
+        11,
+        children=[adapter],
+    )
+    report = make_report(
+        [root],
+        10,
+        cold=[Node(root.file, root.name, 0.01)],
+        first_call_s=0.2,
+        iteration_s=(0.05,) * 10,
+    )
+    return report.save(tmp_path / "my run.tfdiag.json")[0]
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_explain_text(saved: Path) -> None:
+    proc = run_cli("explain", str(saved), "--width", "120")
+    assert proc.returncode == 0, proc.stderr
+    assert "per-call-input-pipeline" in proc.stdout
+    assert "Where the time goes" in proc.stdout
+
+
+def test_explain_json(saved: Path) -> None:
+    proc = run_cli("explain", str(saved), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["findings"][0]["id"] == "per-call-input-pipeline"
+    assert {"id", "title", "evidence", "fix"} <= set(doc["findings"][0])
+
+
+def test_explain_with_user_rules(saved: Path, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(
+        json.dumps(
+            [
+                {
+                    "path": "keras/src/trainers/data_adapters/*",
+                    "function": "*",
+                    "category": "callbacks",
+                    "why": "test",
+                }
+            ]
+        )
+    )
+    doc = json.loads(
+        run_cli("explain", str(saved), "--rules", str(rules), "--format", "json").stdout
+    )
+    cats = {c["category"]: c for c in doc["categories"]}
+    assert "callbacks" in cats and "input-pipeline" not in cats
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda d: d / "missing.tfdiag.json", "no such file"),
+        (
+            lambda d: (d / "bad.tfdiag.json").write_text("{ not json") and d / "bad.tfdiag.json",
+            "corrupt JSON",
+        ),
+        (
+            lambda d: (d / "x.prof").write_bytes(b"\x00junk") and d / "x.prof",
+            "neither a tfdiag report nor pstats",
+        ),
+    ],
+)
+def test_bad_paths_exit_2_with_one_line(tmp_path: Path, make, fragment: str) -> None:
+    line = _one_line_error(run_cli("explain", str(make(tmp_path))))
+    assert line.startswith("tfdiag: error:") and fragment in line
+
+
+def test_bad_arguments_exit_2_with_one_line(saved: Path) -> None:
+    assert "must be at least 1" in _one_line_error(
+        run_cli("explain", str(saved), "--iterations", "0")
+    )
+    assert "invalid choice" in _one_line_error(run_cli("nonsense"))
+    bad_rules = saved.with_name("rules.json")
+    bad_rules.write_text('[{"path": "x", "function": "y", "category": "nope"}]')
+    assert "unknown category" in _one_line_error(
+        run_cli("explain", str(saved), "--rules", str(bad_rules))
+    )
+
+
+def test_catalog_lists_findings_and_rules() -> None:
+    proc = run_cli("catalog")
+    assert proc.returncode == 0
+    assert "`per-iteration-tracing`" in proc.stdout
+    assert "`*_process_inputs`" in proc.stdout
+    rules = json.loads(run_cli("catalog", "--format", "json").stdout)
+    assert any(r["function"] == "*_create_graph_function" for r in rules)
+
+
+def test_every_subcommand_help_has_an_example() -> None:
+    for command in ("explain", "snakeviz", "demo", "catalog"):
+        proc = run_cli(command, "--help")
+        assert proc.returncode == 0 and "example" in proc.stdout, command
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses listening on ``port``, from /proc/net/tcp{,6} (Linux)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, hexport = local.rsplit(":", 1)
+            if int(hexport, 16) == port and state == "0A":  # LISTEN
+                if len(addr) == 8:
+                    found.add(socket.inet_ntoa(bytes.fromhex(addr)[::-1]))
+                else:
+                    found.add("ipv6:" + addr)
+    return found
+
+
+def test_snakeviz_serves_the_profile_on_localhost_only(saved: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tfdiag",
+            "snakeviz",
+            str(saved),
+            "--port",
+            str(port),
+            "--no-browser",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/snakeviz/" + urllib.request.quote(
+            str(saved.with_name("my run.prof"))
+        )
+        body = ""
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    body = resp.read().decode()
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert "ArrayDataAdapter.get_tf_dataset" in body
+        assert _listening_addresses(port) == {"127.0.0.1"}
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=10)[0]
+    assert "bound to 127.0.0.1 only" in out

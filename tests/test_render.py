@@ -1,0 +1,70 @@
+"""The console view, rendered at a fixed width with no colour, on synthetic reports."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from synth import SITE, Node, make_report
+from tf20_fixture import tf20_predict_stats
+
+from tfdiag.load import report_from_stats
+from tfdiag.render.console import fmt_s, render_report
+
+KERAS = SITE + "keras/src/"
+
+
+def _text(report, width: int = 110) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None).print(render_report(report))
+    return buf.getvalue()
+
+
+def test_fmt_s_units() -> None:
+    assert fmt_s(2.5) == "2.50 s"
+    assert fmt_s(0.0123) == "12.3 ms"
+    assert fmt_s(0.000045) == "45 µs"
+    assert fmt_s(None) == "–"
+
+
+def test_view_shows_call_timing_classes_breakdown_culprits_findings() -> None:
+    adapter = Node(
+        KERAS + "trainers/data_adapters/array_data_adapter.py",
+        "ArrayDataAdapter.get_tf_dataset",
+        0.6,
+        11,
+    )
+    root = Node(
+        KERAS + "backend/tensorflow/trainer.py",
+        "TensorFlowTrainer.predict",
+        0.05,
+        11,
+        children=[adapter],
+    )
+    cold = [Node(root.file, root.name, 0.01, 1, children=[Node(adapter.file, adapter.name, 0.1)])]
+    report = make_report(
+        [root], 10, cold=cold, first_call_s=0.25, iteration_s=(0.05,) * 9 + (0.09,)
+    )
+    text = _text(report)
+    assert "called  Model.predict()" in text
+    assert "TensorFlow 2.21.0 · Keras 3.15.1" in text
+    assert "10 iterations + 1 cold call under cProfile" in text
+    assert "50.0 ms per iteration, median of 10" in text
+    assert "max 90.0 ms" in text
+    assert "250.0 ms (cold call, under cProfile)" in text
+    assert "per-iteration (k×N calls)" in text  # the seeds' classes
+    assert "steady (10 calls)" in text  # the exact non-overlapping breakdown
+    assert "input pipeline / data adapter" in text
+    assert "array_data_adapter.py:ArrayDataAdapter.get_tf_dataset" in text
+    assert "1. [high] per-call-input-pipeline" in text
+    assert "Fix: For in-memory batches call `model.predict_on_batch(x)`" in text
+
+
+def test_bare_prof_view_labels_its_fallback() -> None:
+    report = report_from_stats(tf20_predict_stats(), name="seed.prof", iterations=None)
+    text = _text(report, width=140)
+    assert "% of runtime − build" in text
+    assert "no cold-call snapshot" in text
+    # Seeds' view: `_process_inputs` at 81 % of runtime minus build.
+    line = next(ln for ln in text.splitlines() if "training_v2.py:_process_inputs" in ln)
+    assert "81." in line
