@@ -48,6 +48,15 @@ class Classification:
             return f"{text} (+{self.extra})" if self.extra else text
         return f"mixed (≈{self.per_iter:.2g}× per iteration)"
 
+    def short(self) -> str:
+        """``3×/iter +1``, ``build``, ``mixed ≈0.3×``: for narrow table columns."""
+        if self.cost is CostClass.BUILD:
+            return "build"
+        if self.cost is CostClass.PER_ITERATION:
+            text = f"{int(self.per_iter)}×/iter"
+            return f"{text} +{self.extra}" if self.extra else text
+        return f"mixed ≈{self.per_iter:.2g}×"
+
 
 def classify_calls(calls: int, iterations: int) -> Classification:
     """Classify one call count against ``iterations`` (N, not counting the cold call)."""

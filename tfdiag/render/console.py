@@ -155,18 +155,19 @@ def _culprits(report: Report) -> Table:
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
-    table.add_column("function", overflow="fold")
-    table.add_column("category")
-    table.add_column("calls", justify="right")
-    table.add_column("class")
-    table.add_column("cumulative", justify="right")
-    table.add_column("%", justify="right")
+    table.expand = True
+    table.add_column("function", overflow="fold", ratio=1)
+    table.add_column("category", no_wrap=True)
+    table.add_column("calls", justify="right", no_wrap=True)
+    table.add_column("class", no_wrap=True)
+    table.add_column("cumulative", justify="right", no_wrap=True)
+    table.add_column("%", justify="right", no_wrap=True)
     for row in a.culprits[:TOP_CULPRITS]:
         table.add_row(
             escape(row.name),
             row.category.value,
             str(row.calls),
-            row.classification.describe(),
+            row.classification.short(),
             fmt_s(row.cum_s),
             fmt_pct(row.seeds_share),
         )

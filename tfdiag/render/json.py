@@ -86,7 +86,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
                 "calls": r.calls,
                 "class": r.classification.describe(),
                 "cum_s": r.cum_s,
-                "seeds_share": r.seeds_share,
+                "share_of_runtime_minus_build": r.seeds_share,
             }
             for r in a.culprits[:TOP_CULPRITS_JSON]
         ],
