@@ -61,12 +61,17 @@ def _edge_weights(fn: FunctionStat) -> list[float]:
 
 
 def _mix(parts: Sequence[tuple[float, Dist]]) -> Dist:
+    if len(parts) == 1:  # the common case: one caller, its mix unchanged
+        return parts[0][1]
     out: dict[Category, float] = {}
     for weight, dist in parts:
         for cat, share in dist.items():
             out[cat] = out.get(cat, 0.0) + weight * share
     total = sum(out.values())
-    return {c: v / total for c, v in out.items()} if total > 0 else _OTHER
+    if total <= 0:
+        return _OTHER
+    # Weights and caller mixes are normalised already; renormalise only after a cycle cut.
+    return out if abs(total - 1.0) < 1e-9 else {c: v / total for c, v in out.items()}
 
 
 def _is_strong(rule: Rule | None) -> bool:

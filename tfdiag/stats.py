@@ -12,7 +12,7 @@ import marshal
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tfdiag.errors import InputError
 
@@ -35,9 +35,11 @@ def builtin_name(label: str) -> str:
     return "{" + name + "}"
 
 
-@dataclass(frozen=True)
-class CallerEdge:
-    """Time a function spent when called from one caller (``caller`` indexes the table)."""
+class CallerEdge(NamedTuple):
+    """Time a function spent when called from one caller (``caller`` indexes the table).
+
+    A named tuple rather than a dataclass: a large profile has hundreds of thousands.
+    """
 
     caller: int
     calls: int
@@ -149,53 +151,33 @@ class ProfileStats:
         """
         if not isinstance(raw, Mapping) or not raw:
             raise InputError("not pstats data (expected a non-empty function table)")
-        keys: list[FunctionKey] = []
-        for key in raw:
-            if not (
-                isinstance(key, tuple)
-                and len(key) == 3
-                and isinstance(key[0], str)
-                and isinstance(key[1], int)
-                and isinstance(key[2], str)
-            ):
-                raise InputError("not pstats data (a key is not (file, line, name))")
-            keys.append(key)
-        index = {k: i for i, k in enumerate(keys)}
+        index = {key: i for i, key in enumerate(raw)}
         functions = []
-        for key in keys:
-            value = raw[key]
-            if not (isinstance(value, tuple) and len(value) == 5):
-                raise InputError("not pstats data (an entry is not (cc, nc, tt, ct, callers))")
-            cc, nc, tt, ct, callers = value
-            if not all(isinstance(v, (int, float)) for v in (cc, nc, tt, ct)):
-                raise InputError("not pstats data (a count or time is not a number)")
-            if not isinstance(callers, Mapping):
-                raise InputError("not pstats data (callers is not a mapping)")
-            edges = []
-            for ckey, cval in callers.items():
-                if ckey not in index:
-                    continue
-                if isinstance(cval, tuple) and len(cval) == 4:
-                    e_nc, e_cc, e_tt, e_ct = cval
-                elif isinstance(cval, int):  # the old `profile` module stores counts only
-                    e_nc, e_cc, e_tt, e_ct = cval, cval, 0.0, 0.0
-                else:
-                    raise InputError("not pstats data (a caller entry has the wrong shape)")
-                edges.append(
-                    CallerEdge(index[ckey], int(e_nc), int(e_cc), float(e_tt), float(e_ct))
+        try:
+            for key, value in raw.items():
+                file, line, name = key
+                if type(file) is not str or type(line) is not int or type(name) is not str:
+                    raise InputError("not pstats data (a key is not (file, line, name))")
+                cc, nc, tt, ct, callers = value
+                edges = []
+                for ckey, cval in callers.items():
+                    caller = index.get(ckey)
+                    if caller is None:
+                        continue
+                    if type(cval) is int:  # the old `profile` module stores counts only
+                        edges.append(CallerEdge(caller, cval, cval, 0.0, 0.0))
+                    else:
+                        e_nc, e_cc, e_tt, e_ct = cval
+                        edges.append(
+                            CallerEdge(caller, int(e_nc), int(e_cc), float(e_tt), float(e_ct))
+                        )
+                functions.append(
+                    FunctionStat(
+                        file, line, name, int(nc), int(cc), float(tt), float(ct), tuple(edges)
+                    )
                 )
-            functions.append(
-                FunctionStat(
-                    file=key[0],
-                    line=key[1],
-                    name=key[2],
-                    calls=int(nc),
-                    primitive_calls=int(cc),
-                    self_s=float(tt),
-                    cum_s=float(ct),
-                    callers=tuple(edges),
-                )
-            )
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"not pstats data (an entry has the wrong shape: {exc})") from None
         return cls(tuple(functions))
 
     def to_pstats(self) -> dict[FunctionKey, tuple[Any, ...]]:

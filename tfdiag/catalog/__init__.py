@@ -131,35 +131,56 @@ def is_user_code(file: str) -> bool:
 
 
 class Catalog:
-    """An ordered rule table with a memoised matcher."""
+    """An ordered rule table with a memoised matcher.
+
+    Rules are first narrowed by module path (once per distinct file), then by name, so a
+    100k-function profile costs one path check per file, not per function.
+    """
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self._cache: dict[tuple[str, str], Rule | None] = {}
+        self._by_file: dict[str, tuple[tuple[Rule, re.Pattern[str]], ...]] = {}
+        self._matched: dict[tuple[str, str], Rule | None] = {}
+        self._path_patterns = {r.path: re.compile(fnmatch.translate(r.path)) for r in self.rules}
+        self._name_patterns = {
+            r.function: re.compile(fnmatch.translate(r.function)) for r in self.rules
+        }
 
     def with_rules(self, extra: Iterable[Rule]) -> Catalog:
         """A catalog whose ``extra`` rules are tried before this one's."""
         extra = tuple(extra)
         return Catalog(extra + self.rules) if extra else self
 
+    def _candidates(self, file: str) -> tuple[tuple[Rule, re.Pattern[str]], ...]:
+        found = self._by_file.get(file)
+        if found is None:
+            path = normalize_path(file)
+            found = self._by_file[file] = tuple(
+                (r, self._name_patterns[r.function])
+                for r in self.rules
+                if path == r.path or self._path_patterns[r.path].match(path)
+            )
+        return found
+
     def match(self, file: str, name: str) -> Rule | None:
+        """The first rule whose path glob matches ``file`` and whose name glob matches
+        ``name`` (the qualified name, or its last component)."""
         key = (file, name)
-        if key in self._cache:
-            return self._cache[key]
-        path = normalize_path(file)
+        if key in self._matched:
+            return self._matched[key]
         last = name.rsplit(".", 1)[-1]
         found = None
-        for rule in self.rules:
-            if (fnmatch.fnmatchcase(path, rule.path) or path == rule.path) and (
-                fnmatch.fnmatchcase(name, rule.function) or fnmatch.fnmatchcase(last, rule.function)
-            ):
+        for rule, pattern in self._candidates(file):
+            if pattern.match(name) or pattern.match(last):
                 found = rule
                 break
-        self._cache[key] = found
+        self._matched[key] = found
         return found
 
 
+@lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
+    """The built-in catalog (one shared instance, so its match cache is shared too)."""
     from tfdiag.catalog.culprits import RULES
 
     return Catalog(RULES)
