@@ -170,3 +170,9 @@ def test_missing_path_and_folder(tmp_path: Path) -> None:
         load_report(tmp_path / "nope.tfdiag.json")
     with pytest.raises(InputError, match="is a folder"):
         load_report(tmp_path)
+
+
+def test_repr_is_one_short_line() -> None:
+    text = repr(_report())
+    assert text.startswith("<tfdiag.Report Model.predict: 10 iterations, 50 ms median;")
+    assert "per-call-input-pipeline" in text and "\n" not in text and len(text) < 200

@@ -88,7 +88,7 @@ class Timing:
         return statistics.median(self.profiled_iteration_s) / base if base > 0 else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Report:
     """One profiled run. Build it with :func:`tfdiag.profile` or :func:`load_report`."""
 
@@ -104,6 +104,16 @@ class Report:
     source: str = "profile"
     partial: bool = False
     schema_version: int = field(default=SCHEMA_VERSION)
+
+    def __repr__(self) -> str:
+        median = self.timing.median_s
+        timing = f", {median * 1e3:.3g} ms median" if median is not None else ""
+        ids = ", ".join(f.id for f in self.findings) or "no findings"
+        partial = " (partial)" if self.partial else ""
+        return (
+            f"<tfdiag.Report {self.call.label}{partial}: {self.timing.iterations} iterations"
+            f"{timing}; {ids}>"
+        )
 
     @cached_property
     def analysis(self) -> Analysis:
