@@ -67,7 +67,8 @@ def _measure(label: str, make: Any, folder: Path, rows: list[tuple[str, ...]]) -
     size = "–"
     if report.source == "profile":
         json_path, prof_path = report.save(folder / label.replace(" ", "_"))
-        size = f"{json_path.stat().st_size / 2**20:.2f} MiB + {prof_path.stat().st_size / 2**20:.2f} MiB"
+        mib = [p.stat().st_size / 2**20 for p in (json_path, prof_path)]
+        size = f"{mib[0]:.2f} MiB + {mib[1]:.2f} MiB"
     rows.append(
         (
             label,
