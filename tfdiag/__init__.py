@@ -11,6 +11,10 @@ __version__ = "0.1.0"
 
 from tfdiag.capture.runner import profile
 from tfdiag.catalog import Category, Rule, load_rules
+
+# The function shadows the subpackage of the same name on purpose. It must be bound
+# here, after the subpackage is loaded: a later ``import tfdiag.compare.x`` then leaves it.
+from tfdiag.compare import compare
 from tfdiag.errors import InputError, ProfilerBusyError, TfdiagError
 from tfdiag.load import load_report
 from tfdiag.report import Report
@@ -23,6 +27,7 @@ __all__ = [
     "Rule",
     "TfdiagError",
     "__version__",
+    "compare",
     "load_report",
     "load_rules",
     "profile",

@@ -14,7 +14,10 @@ from tfdiag.stats import MAX_PROF_BYTES, ProfileStats
 
 #: Saved result kinds besides ``profile``: the JSON's ``kind`` → "module:function" that
 #: rebuilds the result from the parsed document (imported lazily).
-RESULT_KINDS: dict[str, str] = {}
+RESULT_KINDS: dict[str, str] = {
+    "compare": "tfdiag.compare.result_json:result_from_json",
+    "bench": "tfdiag.compare.bench_result:bench_from_json",
+}
 
 
 def load_result(path: str | os.PathLike[str], *, iterations: int | None = None) -> Any:

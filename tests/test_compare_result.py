@@ -1,0 +1,266 @@
+"""The comparison result on synthetic numbers: ranking, recommendation, advice, JSON, view."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, run_cli
+from rich.console import Console
+
+from tfdiag.compare.check import loss_problem, output_mismatch
+from tfdiag.compare.result import CompareResult, MethodResult, Settings
+from tfdiag.compare.result_json import result_from_json
+from tfdiag.errors import InputError
+from tfdiag.load import load_result
+from tfdiag.render.compare_console import render_compare
+from tfdiag.report import Environment
+
+
+def _m(name: str, median_s: float | None, kind: str = "inference", **kw: object) -> MethodResult:
+    times = () if median_s is None else (median_s * 0.98, median_s, median_s * 1.02)
+    return MethodResult(
+        name=name,
+        method=str(kw.pop("method", name)),
+        call=str(kw.pop("call", f"call:{name}")),
+        kind=kind,
+        flavour=str(kw.pop("flavour", "keras3")),
+        eager=bool(kw.pop("eager", False)),
+        times_s=times,
+        warmup_s=(0.5, median_s or 0.1),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _result(*methods: MethodResult) -> CompareResult:
+    return CompareResult(
+        methods=methods,
+        model="Functional 'tiny' · 13 parameters",
+        flavour="keras3",
+        data=(("x", "ndarray float32 (32, 4)"),),
+        settings=Settings(repeats=3),
+        baselines=(("inference", "predict"), ("training", "fit")),
+        environment=Environment(python="3.11", tensorflow="2.21.0", keras="3.15.1", cpu_count=2),
+        notes=("a note",),
+        created="2026-11-29T00:00:00+00:00",
+    )
+
+
+@pytest.fixture()
+def mixed() -> CompareResult:
+    """predict 100 ms; a faster method that mismatches; one that fails; the true best 2 ms."""
+    return _result(
+        _m("predict", 0.100, call="model.predict(x)"),
+        _m("predict_on_batch", 0.001, mismatch="outputs differ from predict: max |Δ| 0.3"),
+        _m("tf.function(jit)", None, error="InvalidArgumentError: XLA cannot compile"),
+        _m("tf.function", 0.002, call="tf.function(model)(x)"),
+        _m("model(x)", 0.004, eager=True),
+        _m("uncompiled predict", 0.099),
+        _m("fit", 0.050, "training", call="model.fit(x, y)", loss_before=0.7, loss_after=0.6),
+        _m("train_on_batch", 0.005, "training", loss_before=0.7, loss_after=0.65),
+        _m("fit eager", 0.080, "training", eager=True, loss_before=0.7, loss_after=0.66),
+        _m(
+            "tf.function step",
+            0.001,
+            "training",
+            loss_before=0.7,
+            loss_after=float("nan"),
+            mismatch="loss became nan (it was 0.7)",
+        ),
+    )
+
+
+def test_never_recommends_a_mismatching_or_failed_method(mixed: CompareResult) -> None:
+    rec = mixed.recommendation("inference")
+    assert rec is not None
+    assert rec.method.name == "tf.function"  # predict_on_batch is faster but wrong
+    assert rec.speedup_vs_baseline == pytest.approx(50.0)
+    assert mixed.recommended == rec
+
+
+def test_ranking_ratio_and_percent_against_the_baseline(mixed: CompareResult) -> None:
+    by = {m.name: m for m in mixed.methods}
+    assert mixed.ratio_to_fastest(by["model(x)"]) == pytest.approx(2.0)
+    assert mixed.ratio_to_fastest(by["predict"]) == pytest.approx(50.0)
+    assert mixed.percent_vs_baseline(by["tf.function"]) == pytest.approx(4900.0)
+    assert mixed.percent_vs_baseline(by["predict"]) == pytest.approx(0.0)
+    assert mixed.percent_vs_baseline(by["tf.function(jit)"]) is None
+    assert mixed.speedup_vs_baseline(by["model(x)"]) == pytest.approx(25.0)
+
+
+def test_training_recommendation_skips_a_diverged_loss(mixed: CompareResult) -> None:
+    rec = mixed.recommendation("training")
+    assert rec is not None and rec.method.name == "train_on_batch"
+    assert rec.speedup_vs_baseline == pytest.approx(10.0)
+
+
+def test_advice_says_do_and_dont_in_keras_terms(mixed: CompareResult) -> None:
+    do, dont = mixed.advice()
+    assert do[0] == (
+        "Do: `tf.function(model)(x)` — 50× faster than `model.predict(x)` here "
+        "(2.0 ms vs 100.0 ms per call)"
+    )
+    assert any(
+        line.startswith("Don't: `model.predict(x)` for this model and data — 50×") for line in dont
+    )
+    assert any("call:predict_on_batch` — outputs differ from predict" in line for line in dont)
+    assert any("fails here: InvalidArgumentError" in line for line in dont)
+    assert not any("call:model(x)" in line for line in do + dont)  # 2×: neither do nor don't
+
+
+def test_keep_the_baseline_when_nothing_beats_it() -> None:
+    result = _result(_m("predict", 0.001, call="model.predict(x)"), _m("model(x)", 0.004))
+    do, _ = result.advice()
+    assert do == ("Keep `model.predict(x)`: no inference method measured here is faster.",)
+    rec = result.recommended
+    assert rec is not None and rec.speedup_vs_baseline == pytest.approx(1.0)
+
+
+def test_nothing_recommended_when_every_method_failed() -> None:
+    result = _result(_m("predict", None, error="ValueError: bad"))
+    assert result.recommended is None
+    assert result.advice()[1][0].startswith("Don't rely on any inference method")
+    assert result.to_json()["recommended"] is None
+
+
+def test_json_has_the_documented_fields(mixed: CompareResult) -> None:
+    doc = mixed.to_json()
+    assert (doc["schema_version"], doc["kind"]) == (1, "compare")
+    assert doc["recommended"]["method"] == "tf.function"
+    assert doc["recommended"]["speedup_vs_baseline"] == pytest.approx(50.0)
+    assert [r["kind"] for r in doc["recommendations"]] == ["inference", "training"]
+    for m in doc["methods"]:
+        assert {"name", "median_s", "iqr_s", "ok", "error", "mismatch"} <= set(m)
+    pob = next(m for m in doc["methods"] if m["name"] == "predict_on_batch")
+    assert pob["ok"] is False and pob["mismatch"].startswith("outputs differ")
+    nan = next(m for m in doc["methods"] if m["name"] == "tf.function step")
+    assert nan["loss_after"] is None  # JSON has no NaN
+    json.dumps(doc, allow_nan=False)
+
+
+def test_json_round_trip_rebuilds_the_same_result(mixed: CompareResult) -> None:
+    clean = _result(*(m for m in mixed.methods if m.name != "tf.function step"))
+    doc = json.loads(json.dumps(clean.to_json(), allow_nan=False))
+    assert result_from_json(doc) == clean
+
+
+def test_save_is_atomic_named_and_never_overwrites(tmp_path: Path, mixed: CompareResult) -> None:
+    path = mixed.save(tmp_path / "cmp")
+    assert path.name == "cmp.tfdiag.json"
+    loaded = load_result(path)
+    assert isinstance(loaded, CompareResult)
+    assert loaded.recommended is not None and loaded.recommended.method.name == "tf.function"
+    with pytest.raises(InputError, match="exists"):
+        mixed.save(path)
+    mixed.save(path, overwrite=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["cmp.tfdiag.json"]
+
+
+def test_a_corrupt_compare_result_is_an_input_error(tmp_path: Path, mixed: CompareResult) -> None:
+    doc = mixed.to_json()
+    doc["methods"][0]["times_s"] = [-1.0]
+    bad = tmp_path / "bad.tfdiag.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="time ≤ 0"):
+        load_result(bad)
+
+
+def _text(result: CompareResult, width: int = 110) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None).print(render_compare(result))
+    return buf.getvalue()
+
+
+def test_console_view(mixed: CompareResult) -> None:
+    text = _text(mixed)
+    assert "tfdiag · compare" in text
+    assert "Inference — time per call" in text and "Training — time per call" in text
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("tf.function "))
+    assert "2.0 ms" in row and "★ best" in row and "+4,900 %" in row and "50.0×" in row
+    assert "mismatch predict_on_batch: outputs differ from predict" in text
+    assert "error tf.function(jit): InvalidArgumentError" in text
+    assert "✓ Do: `tf.function(model)(x)` — 50× faster" in text
+    assert "note: a note" in text
+
+
+def test_console_view_flags_noise() -> None:
+    noisy = MethodResult(
+        "predict", "predict", "p", "inference", "keras3", False, 1, (1.0, 1.5, 0.6)
+    )
+    text = _text(_result(noisy))
+    assert "(!" in text
+
+
+def test_tfdiag_compare_stays_the_function_after_submodule_imports(
+    tmp_path: Path, mixed: CompareResult
+) -> None:
+    import tfdiag.compare.bench_result  # a later submodule import
+
+    load_result(mixed.save(tmp_path / "c"))
+    assert callable(tfdiag.compare) and tfdiag.compare.__name__ == "compare"
+
+
+# -- checks ----------------------------------------------------------------------------
+
+
+def test_output_check() -> None:
+    ref = np.array([[0.5], [0.25]], dtype="float32")
+    assert output_mismatch(ref + 1e-7, ref, rtol=1e-3, atol=1e-5, against="predict") == (
+        None,
+        pytest.approx(1e-7, abs=1e-7),
+    )
+    message, diff = output_mismatch(ref + 0.1, ref, rtol=1e-3, atol=1e-5, against="predict")
+    assert message is not None and message.startswith("outputs differ from predict: max |Δ| 0.1")
+    assert diff == pytest.approx(0.1, rel=1e-3)
+    assert "shape" in str(output_mismatch(ref[:1], ref, rtol=0, atol=0, against="predict")[0])
+    assert "2 outputs" in str(output_mismatch([ref, ref], ref, rtol=0, atol=0, against="p")[0])
+    nan = ref.copy()
+    nan[0, 0] = np.nan
+    assert "non-finite" in str(output_mismatch(nan, ref, rtol=0, atol=0, against="p")[0])
+    assert output_mismatch({"a": ref}, {"a": ref}, rtol=0, atol=0, against="p")[0] is None
+
+
+def test_loss_check() -> None:
+    assert loss_problem(0.7, 0.6, loss_rise=0.5) is None
+    assert loss_problem(0.7, 0.9, loss_rise=0.5) is None
+    assert "rose" in str(loss_problem(0.7, 1.2, loss_rise=0.5))
+    assert "nan" in str(loss_problem(0.7, float("nan"), loss_rise=0.5))
+    assert loss_problem(-1.0, -0.9, loss_rise=0.5) is None  # negative losses: rise by |before|
+    assert "rose" in str(loss_problem(-1.0, 0.0, loss_rise=0.5))
+
+
+# -- explain through the CLI ------------------------------------------------------------
+
+
+def test_explain_a_saved_comparison(tmp_path: Path, mixed: CompareResult) -> None:
+    path = mixed.save(tmp_path / "cmp")
+    proc = run_cli("explain", str(path), "--width", "120")
+    assert proc.returncode == 0, proc.stderr
+    assert "tfdiag · compare" in proc.stdout and "★ best" in proc.stdout
+    proc = run_cli("explain", str(path), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["kind"] == "compare" and doc["recommended"]["method"] == "tf.function"
+    assert doc == json.loads(json.dumps(mixed.to_json(), allow_nan=False)) | {"tool": doc["tool"]}
+
+
+def test_explain_a_comparison_without_tensorflow(tmp_path: Path, mixed: CompareResult) -> None:
+    path = mixed.save(tmp_path / "cmp")
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('tensorflow', 'keras', 'tf_keras'):\n"
+        "            raise ImportError('no tensorflow here')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from tfdiag.cli import main\n"
+        f"raise SystemExit(main(['explain', {str(path)!r}, '--width', '100']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "★ best" in proc.stdout
