@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tfdiag-installed
 export TF_CPP_MIN_LOG_LEVEL := 3
 
-.PHONY: demo test test-fast lint bench-overhead clean
+.PHONY: demo test test-fast lint bench-overhead bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(PY) -m tfdiag demo
+
+bench: $(STAMP)
+	$(PY) -m tfdiag bench --quick
 
 test: $(STAMP)
 	$(PY) -m pytest
