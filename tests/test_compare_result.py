@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, run_cli
 from rich.console import Console
+from synth import SITE, Node, make_report
 
 from tfdiag.compare.check import loss_problem, output_mismatch
 from tfdiag.compare.result import CompareResult, MethodResult, Settings
@@ -264,3 +265,53 @@ def test_explain_a_comparison_without_tensorflow(tmp_path: Path, mixed: CompareR
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "★ best" in proc.stdout
+
+
+def test_the_per_call_pipeline_finding_points_at_compare() -> None:
+    keras = SITE + "keras/src/"
+    adapter = Node(
+        keras + "trainers/data_adapters/array_data_adapter.py",
+        "ArrayDataAdapter.get_tf_dataset",
+        0.6,
+        11,
+    )
+    root = Node(
+        keras + "backend/tensorflow/trainer.py",
+        "TensorFlowTrainer.predict",
+        0.05,
+        11,
+        children=[adapter],
+    )
+    report = make_report([root], 10, cold=[Node(root.file, root.name, 0.01)])
+    finding = next(f for f in report.findings if f.id == "per-call-input-pipeline")
+    assert finding.fix.startswith("For in-memory batches call `model.predict_on_batch(x)`")
+    assert finding.fix.endswith(
+        "`tfdiag.compare(model, x)` (`python -m tfdiag compare`) times each and recommends "
+        "the fastest."
+    )
+
+
+def test_docs_describe_every_method() -> None:
+    from tfdiag.compare.methods import METHODS
+
+    doc = (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
+    for method in METHODS:
+        assert f"| `{method.name}` |" in doc, method.name
+
+
+@pytest.mark.parametrize(("twin_s", "expected"), [(0.0019, "keras3"), (0.0010, "tf_keras")])
+def test_another_keras_flavour_is_recommended_only_when_clearly_faster(
+    twin_s: float, expected: str
+) -> None:
+    result = _result(
+        _m("predict", 0.1, call="model.predict(x)"),
+        _m("tf.function", 0.002, call="f(x)"),
+        _m("predict (tf_keras)", 0.09, method="predict", flavour="tf_keras"),
+        _m("tf.function (tf_keras)", twin_s, method="tf.function", call="f(x)", flavour="tf_keras"),
+    )
+    rec = result.recommended
+    assert rec is not None and rec.method.method == "tf.function"
+    assert rec.method.flavour == expected
+    do, _ = result.advice()
+    assert len(do) == 1  # one method, in one flavour
+    assert do[0].startswith("Do: `f(x)`" if expected == "keras3" else "Do: `f(x) [tf_keras]`")

@@ -14,8 +14,8 @@ import pytest
 
 import tfdiag
 from tfdiag.compare.methods import INFERENCE, Method, Prepared
-from tfdiag.compare.subject import Subject, to_numpy
 from tfdiag.compare.result_json import result_from_json
+from tfdiag.compare.subject import Subject, to_numpy
 from tfdiag.errors import InputError
 
 pytestmark = pytest.mark.tf

@@ -151,7 +151,14 @@ def _per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | 
         report, "tensorflow/python/data/ops/iterator_ops.py", "*_create_iterator"
     ):
         evidence.append(f"tf.data iterators created: {_times(analysis, i)} per iteration")
-    return Detection(max(impact, share), tuple(evidence), _fix_for_per_call_data(report))
+    fix = _fix_for_per_call_data(report) + " " + _MEASURE_ON_YOUR_MODEL
+    return Detection(max(impact, share), tuple(evidence), fix)
+
+
+_MEASURE_ON_YOUR_MODEL = (
+    "Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
+    "(`python -m tfdiag compare`) times each and recommends the fastest."
+)
 
 
 _TRACERS = ("_create_concrete_function", "func_graph_from_py_func", "_create_graph_function")

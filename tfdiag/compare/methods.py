@@ -3,8 +3,8 @@
 Each :class:`Method` names what the user would write, whether it infers or trains,
 whether it runs eagerly, and a ``prepare(subject)`` that builds everything the
 method needs once (a dataset, a ``tf.function``, a copy of the model) and returns a
-zero-argument ``run`` for one call. The table is data: pass your own ``Method`` to
-``compare(methods=...)`` to measure something else the same way.
+:class:`Prepared` whose ``run()`` makes one call. The table is data: pass your own
+``Method`` to ``compare(methods=...)`` to measure something else the same way.
 
 Training methods never touch the user's model: each works on its own copy
 (``clone_model`` + ``set_weights``), compiled from the original's

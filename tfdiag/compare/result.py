@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 DO_WITHIN = 1.25
 #: ...up to this many different methods in all.
 DO_MOST = 3
+#: A twin flavour's method is recommended over the user's own flavour only when faster by this.
+SWITCH_FLAVOUR_AT = 1.25
 #: "Don't" lists the baseline when the fastest is this many times faster...
 DONT_BASELINE_AT = 2.0
-#: ...and, in one line, any other method this many times slower than the fastest.
+#: ...and, in one line, any other method this many times slower than the recommended one.
 DONT_SLOWER_AT = 10.0
 
 
@@ -164,9 +166,33 @@ class CompareResult:
             return None
         return signed_percent(m.median_s, base.median_s)
 
+    def preferred(self, m: MethodResult) -> MethodResult:
+        """``m``, or the same method in the user's own flavour when that is nearly as fast.
+
+        Switching Keras flavours is a big change: a twin's method is preferred only when
+        it beats the user's flavour's own by more than :data:`SWITCH_FLAVOUR_AT`.
+        """
+        if m.flavour == self.flavour or m.median_s is None:
+            return m
+        own = next(
+            (o for o in self.methods if o.method == m.method and o.flavour == self.flavour), None
+        )
+        if own is not None and own.ok and own.median_s is not None:
+            if own.median_s <= SWITCH_FLAVOUR_AT * m.median_s:
+                return own
+        return m
+
     def recommendation(self, kind: str) -> Recommendation | None:
+        """The fastest safe method (in the user's flavour unless a twin is clearly faster)."""
         best = self.fastest(kind)
-        return None if best is None else Recommendation(kind, best, self.baseline(kind))
+        if best is None:
+            return None
+        own = [m for m in self.of_kind(kind) if m.ok and m.flavour == self.flavour]
+        if best.flavour != self.flavour and own and best.median_s is not None:
+            own_best = min(own, key=lambda m: m.median_s or 0.0)
+            if (own_best.median_s or 0.0) <= SWITCH_FLAVOUR_AT * best.median_s:
+                best = own_best
+        return Recommendation(kind, best, self.baseline(kind))
 
     @property
     def recommendations(self) -> tuple[Recommendation, ...]:
@@ -193,21 +219,25 @@ class CompareResult:
         return m.call if m.flavour == self.flavour else f"{m.call} [{m.flavour}]"
 
     def _advice_for(self, kind: str) -> tuple[list[str], list[str]]:
-        best, base = self.fastest(kind), self.baseline(kind)
+        rec, base = self.recommendation(kind), self.baseline(kind)
         do: list[str] = []
         dont: list[str] = []
-        if best is None:
+        if rec is None:
             return do, [f"Don't rely on any {kind} method measured here: none ran cleanly."]
+        best = rec.method
         assert best.median_s is not None
         if best is base:
             do.append(f"Keep `{self.call_of(best)}`: no {kind} method measured here is faster.")
-        seen: set[str] = set()
-        for m in sorted(self.of_kind(kind), key=lambda m: m.median_s or 0.0):
-            if best is base or m is base or not m.ok or m.median_s is None or m.method in seen:
+        picked: list[MethodResult] = []
+        ranked = sorted(self.of_kind(kind), key=lambda m: m.median_s or 0.0)
+        for m in [best, *ranked] if best is not base else []:
+            m = self.preferred(m)
+            if not m.ok or m is base or m.method in {p.method for p in picked}:
                 continue
-            if m.median_s > DO_WITHIN * best.median_s or len(seen) == DO_MOST:
-                break
-            seen.add(m.method)
+            if (m.median_s or 0.0) <= DO_WITHIN * best.median_s and len(picked) < DO_MOST:
+                picked.append(m)
+        for m in picked:
+            assert m.median_s is not None
             if base is not None and base.ok and base.median_s:
                 do.append(
                     f"Do: `{self.call_of(m)}` — {_times(base.median_s / m.median_s)} faster "
@@ -239,7 +269,7 @@ class CompareResult:
             lo, hi = _times(slow[0][0]), _times(slow[-1][0])
             span = lo if lo == hi else f"{lo[:-1]}–{hi}"
             calls = ", ".join(f"`{self.call_of(m)}`" for _, m in slow)
-            dont.append(f"Don't: {calls} — {span} slower than the fastest here")
+            dont.append(f"Don't: {calls} — {span} slower than the recommended method here")
         return do, dont
 
     # -- output ----------------------------------------------------------------------

@@ -51,9 +51,9 @@ def compare(
     original with a fresh optimizer), so ``model`` and its optimizer are left as they
     were. One call of every method processes all of ``x`` once. Methods are timed
     interleaved after ``warmup`` calls; a method that raises keeps its one-line error
-    and the others still run. Inference outputs are checked against ``predict``
-    (``rtol``/``atol``), training losses for divergence (``loss_rise``); a method that
-    fails either check is never recommended.
+    and the others still run. Inference outputs are checked against the baseline's
+    (``predict``; ``rtol``/``atol``), training losses for divergence (``loss_rise``); a
+    method that fails or mismatches is never recommended.
 
     Args:
         model: a compiled or uncompiled ``keras.Model`` (Keras 3) or ``tf_keras.Model``.
@@ -71,7 +71,7 @@ def compare(
         warmup: untimed calls per method before timing (at least 1).
         repeats: timed blocks per method.
         min_block_s: calls per block are chosen so a block lasts at least this long.
-        rtol, atol: output tolerance against ``predict`` (``numpy.allclose``).
+        rtol, atol: output tolerance against the baseline (``numpy.allclose``).
         loss_rise: a training loss that rises by more than this fraction is "diverged".
         clock: the timer (``time.perf_counter``).
         on_step: ``on_step(done, total, method)`` after each call or block, for progress.

@@ -82,8 +82,8 @@ def _iqr(m: MethodResult) -> Text:
 def _loss(m: MethodResult) -> str:
     if m.loss_before is None:
         return "–"
-    after = "–" if m.loss_after is None else f"{m.loss_after:.4f}"
-    return f"{m.loss_before:.4f} → {after}"
+    after = "–" if m.loss_after is None else f"{m.loss_after:.3f}"
+    return f"{m.loss_before:.3f} → {after}"
 
 
 def _table(result: CompareResult, kind: str) -> Table:
@@ -99,12 +99,12 @@ def _table(result: CompareResult, kind: str) -> Table:
         pad_edge=False,
     )
     table.add_column("method", ratio=None, min_width=16)
-    for col in ("median", "IQR", "first call", "× fastest", f"vs {base_name}", "seeds' %"):
+    for col in ("median", "IQR", "first", "× fastest", f"vs {base_name}", "seeds' %"):
         table.add_column(col, justify="right", no_wrap=True)
     training = kind == "training"
     if training:
         table.add_column("loss", no_wrap=True)
-    table.add_column("status", no_wrap=True)
+    table.add_column("status", overflow="fold")
     methods = sorted(
         result.of_kind(kind),
         key=lambda m: (m.median_s is None or m.problem is not None, m.median_s or 0.0),
@@ -125,8 +125,8 @@ def _table(result: CompareResult, kind: str) -> Table:
         )
     table.caption = (
         f"vs {base_name} = its median / this median; seeds' % = (1 − longer/shorter) × 100, "
-        f"+ when faster than {base_name}; (!) = IQR above 10 % of the median; first call = "
-        "the cold warm-up call (tracing, building)"
+        f"+ when faster than {base_name}; (!) = IQR above 10 % of the median; first = "
+        "the cold first call (tracing, building)"
         + ("; loss on x, y before → after the method's calls" if training else "")
     )
     table.caption_justify = "left"
