@@ -46,9 +46,22 @@ def tiny_model(flavour: str = "keras3", *, compiled: bool = True) -> Any:
     return model
 
 
-def run_demo(flavour: str = "keras3", iterations: int = 20) -> Report:
+def run_demo(
+    flavour: str = "keras3",
+    iterations: int = 20,
+    *,
+    sampling: bool = False,
+    tf_profiler: bool = False,
+) -> Report:
     import numpy as np
 
     model = tiny_model(flavour)
     x = np.random.default_rng(0).standard_normal(BATCH_SHAPE).astype("float32")
-    return profile(model.predict, x, iterations=iterations, verbose=0)
+    return profile(
+        model.predict,
+        x,
+        iterations=iterations,
+        sampling=sampling,
+        tf_profiler=tf_profiler,
+        verbose=0,
+    )
