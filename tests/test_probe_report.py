@@ -170,3 +170,29 @@ def test_tensorboard_needs_a_trace_beside_the_report(tmp_path: Path) -> None:
     result = run_cli("tensorboard", str(json_path))
     assert result.returncode == 2
     assert "without tf_profiler=True" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_sampling_pass_without_samples_says_so() -> None:
+    empty = replace(SAMPLES, stacks=())
+    text = _text(replace(_report(0.01), probes=Probes(sampling=empty)))
+    assert "no sample fell inside the call" in text
+    assert "Second breakdown" not in text
+
+
+def test_explain_shows_the_probes_of_a_saved_run(tmp_path: Path) -> None:
+    json_path, _ = _report(0.01).save(tmp_path / "run")
+    result = run_cli("explain", str(json_path), "--width", "140")
+    assert result.returncode == 0, result.stderr
+    assert "Probe cost" in result.stdout and "TF profiler ×1.00" in result.stdout
+    assert "no device" in result.stdout and "Second breakdown" in result.stdout
+    as_json = json.loads(run_cli("explain", str(json_path), "--format", "json").stdout)
+    assert as_json["probe_summary"]["op_time"]["op_share"] > 0
+
+
+def test_probe_costs_from_a_noisy_run_are_flagged() -> None:
+    steady = _report(0.01)
+    assert "noisy" not in _text(steady)
+    noisy = replace(
+        steady, timing=replace(steady.timing, iteration_s=(0.01, 0.01, 0.02, 0.03, 0.01))
+    )
+    assert "(! noisy" in _text(noisy)

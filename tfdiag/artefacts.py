@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,9 +58,18 @@ def artefact_files(report: Report, json_path: Path) -> dict[Path, Content]:
         from pyinstrument.renderers import HTMLRenderer, SpeedscopeRenderer
         from pyinstrument.session import Session
 
-        doc = session_json(probes.sampling, f"tfdiag sampling of {report.call.label}")
+        doc = session_json(
+            probes.sampling, f"tfdiag sampling of {report.call.label}", _epoch(report.created)
+        )
         session = Session.from_json(doc)
         out[paths.session] = json.dumps(doc).encode("utf-8")
         out[paths.html] = HTMLRenderer().render(session).encode("utf-8")
         out[paths.speedscope] = SpeedscopeRenderer().render(session).encode("utf-8")
     return out
+
+
+def _epoch(created: str) -> float:
+    try:
+        return datetime.fromisoformat(created).timestamp()
+    except ValueError:
+        return 0.0

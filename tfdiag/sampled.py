@@ -80,7 +80,9 @@ def sampled_shares(report: Report) -> dict[Category, float] | None:
     return {c: s / record.sampled_s for c, s in seconds.items()}
 
 
-def session_json(record: SamplingRecord, description: str) -> dict[str, Any]:
+def session_json(
+    record: SamplingRecord, description: str, start_time: float = 0.0
+) -> dict[str, Any]:
     """The samples as a pyinstrument ``Session`` JSON (``.pyisession``), one record per stack.
 
     Stacks are aggregated (identical stacks merged), so the session is for the
@@ -92,7 +94,7 @@ def session_json(record: SamplingRecord, description: str) -> dict[str, Any]:
         {m.group(0) for file, _, _ in record.frames if (m := _PREFIX.match(file)) is not None}
     )
     return {
-        "start_time": 0.0,
+        "start_time": start_time,
         "duration": record.sampled_s + record.outside_s,
         "min_interval": record.interval_s,
         "max_interval": record.interval_s,

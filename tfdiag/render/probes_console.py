@@ -21,16 +21,26 @@ if TYPE_CHECKING:
 
 #: Op rows shown (the report keeps more).
 TOP_OPS_SHOWN = 8
+#: Above this IQR / median of the unprofiled pass, the probe costs are flagged as noisy.
+NOISY_IQR = 0.15
 
 
 def _overhead(report: Report) -> Text:
     t = report.timing
     parts = slowdowns(t.iteration_s, t.profiled_iteration_s, report.probes)
     line = " · ".join(f"{name} ×{ratio:.2f}" for name, ratio in parts)
-    return Text.assemble(
+    text = Text.assemble(
         ("Probe cost ", "bold"),
         f"(each pass's median iteration / the unprofiled median): {line}",
     )
+    median, iqr = t.median_s, t.iqr_s
+    if median and iqr is not None and iqr / median > NOISY_IQR:
+        text.append(
+            f"  (! noisy: the unprofiled iterations' IQR is {fmt_pct(iqr / median)} of their "
+            "median; one pass per probe — benchmarks/overhead.py interleaves)",
+            style="yellow",
+        )
+    return text
 
 
 def _op_lines(report: Report, tf: TfProfile) -> list[str]:
@@ -102,11 +112,17 @@ def _top_ops(tf: TfProfile) -> Table:
     return table
 
 
-def _sampled(report: Report) -> Table | None:
+def _sampled(report: Report) -> RenderableType | None:
     shares = sampled_shares(report)
     record = report.probes.sampling if report.probes is not None else None
-    if shares is None or record is None:
+    if record is None:
         return None
+    if shares is None:
+        return Text(
+            f"sampling: no sample fell inside the call ({len(record.iteration_s)} calls, each "
+            f"shorter than the {fmt_s(record.interval_s)} interval); profile more iterations",
+            style="dim",
+        )
     a = report.analysis
     table = Table(
         title="Second breakdown — sampled stacks, each sample to its nearest culprit "
