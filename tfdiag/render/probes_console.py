@@ -51,9 +51,12 @@ def _op_lines(report: Report, tf: TfProfile) -> list[str]:
         f"[bold]TF ops[/]     {fmt_s(ops.op_s)} per iteration of {fmt_s(ops.wall_s)} wall "
         f"({fmt_pct(ops.share)}); outside TF ops (Python, framework): "
         f"{fmt_pct(ops.overhead_share)}",
-        f"[bold]tf.data[/]    {fmt_s(ops.input_s)} per iteration of the op time is tf.data "
-        "(input pipeline) work",
     ]
+    if ops.input_s > 0:
+        lines.append(
+            f"[bold]tf.data[/]    {fmt_s(ops.input_s)} per iteration of the op time is tf.data "
+            "(input pipeline) work"
+        )
     if ops.device_s is None:
         lines.append(
             f"[bold]device[/]     no device: every op ran on the host ({escape(tf.hardware)}); "
