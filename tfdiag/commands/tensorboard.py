@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        return int(tb.main() or 0)
+        failed = tb.main()  # -1 after TensorBoard's own "ERROR: ..." line (a port in use)
     except KeyboardInterrupt:
         return 0
+    return 2 if failed else 0
