@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from rich.console import Console
 from synth import SITE, Node, make_report
 
@@ -196,3 +196,19 @@ def test_probe_costs_from_a_noisy_run_are_flagged() -> None:
         steady, timing=replace(steady.timing, iteration_s=(0.01, 0.01, 0.02, 0.03, 0.01))
     )
     assert "(! noisy" in _text(noisy)
+
+
+def test_the_probe_modules_import_no_tensorflow() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tfdiag, tfdiag.oplevel, tfdiag.sampled, tfdiag.artefacts, "
+        "tfdiag.render.probes_console, tfdiag.capture.sampling, tfdiag.capture.tfprofiler, "
+        "tfdiag.commands.tensorboard\n"
+        "heavy = [m for m in ('tensorflow', 'xprof', 'tensorboard', 'pyinstrument') "
+        "if m in sys.modules]\n"
+        "assert not heavy, heavy"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
