@@ -22,8 +22,8 @@ from tfdiag.errors import ProbeError
 from tfdiag.oplevel import XprofFormatError, events_per_step, tf_profile_from_tools
 from tfdiag.probe_data import TfProfile
 
-#: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building;
-#: level 2 adds runtime detail that costs more and changes none of tfdiag's figures.
+#: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building, all
+#: that tfdiag reads; level 2 adds TF runtime events (executor, thread pools) that cost more.
 HOST_TRACER_LEVEL = 1
 STEP_NAME = "tfdiag-step"
 GRAPH_BUILDING = "tf.function-graph_building"
