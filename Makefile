@@ -30,5 +30,8 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check tfdiag tests examples
 	$(PY) -m mypy
 
+bench-overhead: $(STAMP)
+	$(PY) benchmarks/overhead.py
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

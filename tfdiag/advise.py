@@ -296,19 +296,40 @@ def _callback_overhead(report: Report, analysis: Analysis) -> Detection | None:
     )
 
 
+def _op_time_evidence(report: Report) -> tuple[float, str] | None:
+    """TF op time / wall time per iteration from the TF profiler probe, when it ran."""
+    from tfdiag.oplevel import op_figures
+
+    tf = report.probes.tf_profile if report.probes is not None else None
+    ops = op_figures(tf) if tf is not None else None
+    if ops is None:
+        return None
+    return min(ops.share, 1.0), (
+        f"TF profiler: TF ops take {ops.op_s * 1e3:.1f} ms of {ops.wall_s * 1e3:.1f} ms per "
+        f"iteration ({_pct(ops.share)} of wall time)"
+    )
+
+
 def _compute_bound(report: Report, analysis: Analysis) -> Detection | None:
     ox = analysis.steady_share(Category.OP_EXECUTION)
     python_side = sum(
         analysis.steady_share(c)
         for c in (Category.INPUT_PIPELINE, Category.GRAPH_BUILDING, Category.TENSOR_CONVERSION)
     )
-    if ox < 0.5 or ox <= python_side:
+    op_time = _op_time_evidence(report)
+    if op_time is not None:  # measured op time decides, the Python profile is context
+        if op_time[0] < 0.5:
+            return None
+        ox = op_time[0]
+    elif ox < 0.5 or ox <= python_side:
         return None
     return Detection(
         ox,
         (
-            f"op execution: {_pct(ox)} of steady-state time (non-overlapping); input pipeline, "
-            f"tracing and conversion together: {_pct(python_side)}",
+            *((op_time[1],) if op_time is not None else ()),
+            f"op execution: {_pct(analysis.steady_share(Category.OP_EXECUTION))} of steady-state "
+            f"time (non-overlapping); input pipeline, tracing and conversion together: "
+            f"{_pct(python_side)}",
         ),
         "The time is in TensorFlow ops, so Python-side changes won't help: make the work "
         "cheaper (a smaller model or batch, `jit_compile=True` in `compile()`, mixed precision "

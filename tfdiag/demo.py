@@ -46,9 +46,42 @@ def tiny_model(flavour: str = "keras3", *, compiled: bool = True) -> Any:
     return model
 
 
-def run_demo(flavour: str = "keras3", iterations: int = 20) -> Report:
+#: The seeds' data shapes for the small model (batch, timesteps, channels).
+SMALL_DATA = (32, 140, 30)
+MEDIUM_DATA = (32, 1400, 30)
+
+
+def conv1d_model(batch_shape: tuple[int, int, int], flavour: str = "keras3") -> Any:
+    """Seed 001's small model: Conv1D(128, 40, strides=4) → pooling → Dropout → Dense 64 → 1."""
+    keras = keras_module(flavour)
+    layers = keras.layers
+    ipt = layers.Input(batch_shape=batch_shape)
+    x = layers.Conv1D(128, 40, strides=4, padding="same")(ipt)
+    x = layers.GlobalAveragePooling1D()(x)
+    x = layers.Dropout(0.5)(x)
+    x = layers.Dense(64, activation="relu")(x)
+    out = layers.Dense(1, activation="sigmoid")(x)
+    model = keras.Model(ipt, out)
+    model.compile("adam", "binary_crossentropy")
+    return model
+
+
+def run_demo(
+    flavour: str = "keras3",
+    iterations: int = 20,
+    *,
+    sampling: bool = False,
+    tf_profiler: bool = False,
+) -> Report:
     import numpy as np
 
     model = tiny_model(flavour)
     x = np.random.default_rng(0).standard_normal(BATCH_SHAPE).astype("float32")
-    return profile(model.predict, x, iterations=iterations, verbose=0)
+    return profile(
+        model.predict,
+        x,
+        iterations=iterations,
+        sampling=sampling,
+        tf_profiler=tf_profiler,
+        verbose=0,
+    )

@@ -13,3 +13,7 @@ class InputError(TfdiagError, ValueError):
 
 class ProfilerBusyError(TfdiagError, RuntimeError):
     """``profile()`` was called while another ``profile()`` is running in this process."""
+
+
+class ProbeError(TfdiagError):
+    """An optional probe could not run; the report gets a note and the other probes go on."""

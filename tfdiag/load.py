@@ -9,6 +9,7 @@ from typing import Any
 
 from tfdiag.catalog import Rule, default_catalog, normalize_path
 from tfdiag.errors import InputError
+from tfdiag.probe_data import probes_from_json
 from tfdiag.report import SCHEMA_VERSION, CallInfo, Environment, Report, Timing
 from tfdiag.stats import MAX_PROF_BYTES, ProfileStats
 
@@ -225,6 +226,7 @@ def report_from_json(doc: dict[str, Any]) -> Report:
         created=str(doc.get("created", "")),
         source=str(doc.get("source", "profile")),
         partial=bool(doc.get("partial", False)),
+        probes=probes_from_json(doc.get("probes")),
     )
 
 

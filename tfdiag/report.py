@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfdiag._atomic import write_set
+from tfdiag._atomic import Content, write_set
 from tfdiag.catalog import Rule
 from tfdiag.errors import InputError
 from tfdiag.stats import ProfileStats
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
     from tfdiag.analysis import Analysis
+    from tfdiag.probe_data import Probes
 
 SCHEMA_VERSION = 1
 REPORT_SUFFIX = ".tfdiag.json"
@@ -104,6 +105,8 @@ class Report:
     source: str = "profile"
     partial: bool = False
     schema_version: int = field(default=SCHEMA_VERSION)
+    #: The sampling and TF profiler probes' records (``None`` when neither ran).
+    probes: Probes | None = None
 
     def __repr__(self) -> str:
         median = self.timing.median_s
@@ -158,15 +161,22 @@ class Report:
     def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
         """Write ``<stem>.tfdiag.json`` and ``<stem>.prof`` (for snakeviz) as one set.
 
-        Both go through a temporary file and a rename; an existing file is not
-        replaced unless ``overwrite``. Returns the two paths.
+        With probes, the same set holds the TF profiler's logdir ``<stem>.tfprofile/``
+        and the sampling files ``<stem>.pyisession``, ``.sampling.html`` and
+        ``.speedscope.json`` (see :mod:`tfdiag.artefacts`). Everything goes through a
+        temporary file (or folder) and a rename; an existing file is not replaced
+        unless ``overwrite``. Returns the report's two paths.
         """
+        from tfdiag.artefacts import artefact_files
+
         json_path, prof_path = report_paths(path)
         text = json.dumps(self.to_json(), separators=(",", ":"), allow_nan=False)
-        write_set(
-            {json_path: text.encode("utf-8"), prof_path: self.profile.to_prof_bytes()},
-            overwrite=overwrite,
-        )
+        files: dict[Path, Content] = {
+            json_path: text.encode("utf-8"),
+            prof_path: self.profile.to_prof_bytes(),
+        }
+        files.update(artefact_files(self, json_path))
+        write_set(files, overwrite=overwrite)
         return json_path, prof_path
 
 

@@ -6,12 +6,14 @@ import cProfile
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
 from tfdiag.capture.environment import current_environment, describe_call
 from tfdiag.catalog import Rule
-from tfdiag.errors import InputError, ProfilerBusyError
+from tfdiag.errors import InputError, ProbeError, ProfilerBusyError
+from tfdiag.probe_data import Probes
 from tfdiag.report import Report, Timing
 from tfdiag.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
 
@@ -80,11 +82,45 @@ def _check_iterations(iterations: object) -> int:
     return iterations
 
 
+def _probe_passes(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    n: int,
+    *,
+    sampling: bool,
+    tf_profiler: bool,
+) -> tuple[Probes | None, list[str]]:
+    """One pass per requested probe; a probe that cannot run leaves a note instead."""
+    if not (sampling or tf_profiler):
+        return None, []
+    notes = []
+    probes = Probes()
+    if sampling:
+        from tfdiag.capture.sampling import sampled_pass
+
+        try:
+            probes = replace(probes, sampling=sampled_pass(fn, args, kwargs, n))
+        except ProbeError as exc:
+            notes.append(f"sampling probe: {exc}")
+    if tf_profiler:
+        from tfdiag.capture.tfprofiler import traced_pass
+
+        try:
+            record, files = traced_pass(fn, args, kwargs, n)
+            probes = replace(probes, tf_profile=record, trace_files=files)
+        except ProbeError as exc:
+            notes.append(f"TF profiler probe: {exc}")
+    return probes, notes
+
+
 def profile(
     fn: Callable[..., Any],
     *args: Any,
     iterations: int = 20,
     rules: Iterable[Rule] = (),
+    sampling: bool = False,
+    tf_profiler: bool = False,
     **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and explain where its time goes.
@@ -93,6 +129,8 @@ def profile(
     build cost is visible beside per-iteration cost (the table is also snapshotted
     after the cold call, so the steady state is known exactly); then
     ``iterations`` calls run with no profiler attached, for honest per-iteration times.
+    Each optional probe then runs its own pass of ``iterations`` calls, so its
+    cost is measured against the unprofiled pass (docs/probes.md).
 
     Args:
         fn: ``model.predict``, ``model.fit``, ``model.train_on_batch``, a model, or
@@ -100,6 +138,10 @@ def profile(
         *args: passed to ``fn`` unchanged.
         iterations: calls after the cold one, in each pass.
         rules: extra culprit rules, tried before the built-in catalog.
+        sampling: also sample the call's stacks (a second, full-stack breakdown; saved as
+            a pyinstrument session, HTML and speedscope JSON).
+        tf_profiler: also trace the calls with the TensorFlow profiler and read op-level
+            figures with xprof (op time vs wall time, top ops, XProf's verdict).
         **kwargs: passed to ``fn`` unchanged (``epochs=1, verbose=0``...).
 
     Raises:
@@ -113,6 +155,8 @@ def profile(
     rules = tuple(rules)
     if not all(isinstance(r, Rule) for r in rules):
         raise InputError("rules must be tfdiag.Rule objects")
+    if not isinstance(sampling, bool) or not isinstance(tf_profiler, bool):
+        raise InputError("sampling and tf_profiler must be True or False")
     if not _LOCK.acquire(blocking=False):
         raise ProfilerBusyError("tfdiag.profile() is already running in this process")
     try:
@@ -138,6 +182,9 @@ def profile(
             t0 = clock()
             fn(*args, **kwargs)
             unprofiled.append(clock() - t0)
+        probes, probe_notes = _probe_passes(
+            fn, args, kwargs, n, sampling=sampling, tf_profiler=tf_profiler
+        )
     finally:
         _LOCK.release()
     timing = Timing(
@@ -153,6 +200,7 @@ def profile(
             f"only {n} iteration(s): per-iteration and build cost cannot be told apart "
             "below 3; use iterations=20"
         )
+    notes.extend(probe_notes)
     return Report(
         call=call,
         environment=current_environment(),
@@ -163,4 +211,5 @@ def profile(
         notes=tuple(notes),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         source="profile",
+        probes=probes,
     )

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tfdiag.commands import bench, catalog, compare, demo, explain, snakeviz
+from tfdiag.commands import bench, catalog, compare, demo, explain, snakeviz, tensorboard
 
-COMMANDS = (explain, snakeviz, demo, catalog, compare, bench)
+COMMANDS = (explain, compare, bench, snakeviz, tensorboard, demo, catalog)

@@ -19,6 +19,8 @@ def register(sub: Any) -> None:
     p.add_argument("--iterations", type=positive_int, default=20)
     p.add_argument("--save", help="also save the report (and its .prof) here")
     p.add_argument("--force", action="store_true", help="replace an existing saved report")
+    p.add_argument("--sampling", action="store_true", help="also run the sampling probe")
+    p.add_argument("--tf-profiler", action="store_true", help="also run the TF profiler probe")
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -26,7 +28,12 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tfdiag.demo import run_demo
 
-    report = run_demo(flavour=args.flavour, iterations=args.iterations)
+    report = run_demo(
+        flavour=args.flavour,
+        iterations=args.iterations,
+        sampling=args.sampling,
+        tf_profiler=args.tf_profiler,
+    )
     if args.save:
         json_path, prof_path = report.save(args.save, overwrite=args.force)
         print(f"saved {json_path} and {prof_path}", file=sys.stderr)

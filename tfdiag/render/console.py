@@ -204,6 +204,11 @@ def render_report(report: Report) -> RenderableType:
         _culprits(report),
         _findings(report),
     ]
+    from tfdiag.render.probes_console import render_probes
+
+    probes = render_probes(report)
+    if probes is not None:
+        parts.insert(-1, probes)
     if report.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in report.notes), style="dim"))
     return Group(*parts)

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 from tfdiag import __version__
 from tfdiag.catalog import Category
 from tfdiag.classify import CostClass
+from tfdiag.oplevel import op_figures, retracing_check
+from tfdiag.probe_data import probes_to_json, slowdowns
+from tfdiag.sampled import sampled_shares
 
 if TYPE_CHECKING:
     from tfdiag.report import Report
@@ -105,4 +108,38 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "cold_profile": (
             None if report.cold_profile is None else {"functions": report.cold_profile.to_rows()}
         ),
+        "probes": probes_to_json(report.probes),
+        "probe_summary": _probe_summary(report),
+    }
+
+
+def _probe_summary(report: Report) -> dict[str, Any] | None:
+    """Derived probe views: each pass's slowdown, op time vs wall, the sampled breakdown."""
+    if report.probes is None:
+        return None
+    t, tf = report.timing, report.probes.tf_profile
+    ops = op_figures(tf) if tf is not None else None
+    shares = sampled_shares(report)
+    check = retracing_check(report)
+    return {
+        "slowdown": dict(slowdowns(t.iteration_s, t.profiled_iteration_s, report.probes)),
+        "op_time": None
+        if ops is None
+        else {
+            "op_s_per_iteration": ops.op_s,
+            "wall_s_per_iteration": ops.wall_s,
+            "op_share": ops.share,
+            "input_op_s_per_iteration": ops.input_s,
+            "device_op_s_per_iteration": ops.device_s,
+            "copy_s_per_iteration": ops.copy_s,
+        },
+        "sampled_shares": None if shares is None else {c.value: v for c, v in shares.items()},
+        "retracing": None
+        if check is None
+        else {
+            "graph_builds_per_step": check.trace_per_step,
+            "traces_per_iteration_by_call_count": check.calls_per_iteration,
+            "function": check.function,
+            "agree": check.agree,
+        },
     }

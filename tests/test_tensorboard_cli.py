@@ -1,0 +1,98 @@
+"""``python -m tfdiag tensorboard``: a real TensorBoard on a free port serves the saved trace."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from conftest import ROOT, run_cli
+
+from tfdiag.oplevel import parse_overview
+
+#: TensorBoard imports TensorFlow before it listens: allow for a slow, shared machine.
+STARTUP_S = 120
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        body = resp.read()
+        if resp.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+    return json.loads(body)
+
+
+def _wait_for(proc: subprocess.Popen[str], url: str, log: Path) -> Any:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"tensorboard exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            return _get(url)
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.5)
+    pytest.fail(f"TensorBoard did not answer on {url} within {STARTUP_S} s")
+
+
+@pytest.mark.tf
+def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
+    saved = run_cli("demo", "--iterations", "3", "--tf-profiler", "--save", str(tmp_path / "run"))
+    assert saved.returncode == 0, saved.stderr
+    port = _free_port()
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    log = tmp_path / "tensorboard.log"  # a file, not a pipe: TensorBoard logs every request
+    err = log.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tfdiag",
+            "tensorboard",
+            str(tmp_path / "run.tfdiag.json"),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=err,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}/data/plugin/profile"
+    try:
+        runs = _wait_for(proc, f"{base}/runs", log)
+        assert len(runs) == 1
+        run = quote(runs[0])
+        assert "overview_page" in _get(f"{base}/run_tools?run={run}")
+        host = _get(f"{base}/hosts?run={run}&tag=overview_page")[0]["hostname"]
+        overview = _get(f"{base}/data?run={run}&tag=overview_page&host={quote(host)}")
+        assert parse_overview(overview).step_ms
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as resp:
+            assert resp.status == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        err.close()
+    out = proc.communicate()[0] or ""
+    assert "bound to 127.0.0.1 only" in out and f"127.0.0.1:{port}" in out

@@ -1,0 +1,168 @@
+"""The probes' part of the console view: their cost, op-level figures, the sampled breakdown."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from tfdiag.catalog import Category
+from tfdiag.oplevel import op_figures, retracing_check
+from tfdiag.probe_data import TfProfile, slowdowns
+from tfdiag.render.console import fmt_pct, fmt_s
+from tfdiag.sampled import sampled_shares
+
+if TYPE_CHECKING:
+    from tfdiag.report import Report
+
+#: Op rows shown (the report keeps more).
+TOP_OPS_SHOWN = 8
+#: Above this IQR / median of the unprofiled pass, the probe costs are flagged as noisy.
+NOISY_IQR = 0.15
+
+
+def _overhead(report: Report) -> Text:
+    t = report.timing
+    parts = slowdowns(t.iteration_s, t.profiled_iteration_s, report.probes)
+    line = " · ".join(f"{name} ×{ratio:.2f}" for name, ratio in parts)
+    text = Text.assemble(
+        ("Probe cost ", "bold"),
+        f"(each pass's median iteration / the unprofiled median): {line}",
+    )
+    median, iqr = t.median_s, t.iqr_s
+    if median and iqr is not None and iqr / median > NOISY_IQR:
+        text.append(
+            f"  (! noisy: the unprofiled iterations' IQR is {fmt_pct(iqr / median)} of their "
+            "median; one pass per probe — benchmarks/overhead.py interleaves)",
+            style="yellow",
+        )
+    return text
+
+
+def _op_lines(report: Report, tf: TfProfile) -> list[str]:
+    ops = op_figures(tf)
+    if ops is None:
+        return []
+    lines = [
+        f"[bold]TF ops[/]     {fmt_s(ops.op_s)} per iteration of {fmt_s(ops.wall_s)} wall "
+        f"({fmt_pct(ops.share)}); outside TF ops (Python, framework): "
+        f"{fmt_pct(ops.overhead_share)}",
+    ]
+    if ops.input_s > 0:
+        lines.append(
+            f"[bold]tf.data[/]    {fmt_s(ops.input_s)} per iteration of the op time is tf.data "
+            "(input pipeline) work"
+        )
+    if ops.device_s is None:
+        lines.append(
+            f"[bold]device[/]     no device: every op ran on the host ({escape(tf.hardware)}); "
+            "no device op time, no host↔device copies"
+        )
+    else:
+        lines.append(
+            f"[bold]device[/]     device ops {fmt_s(ops.device_s)} · host ops "
+            f"{fmt_s(tf.host_op_s / tf.steps)} · host↔device copies {fmt_s(ops.copy_s)} "
+            f"per iteration (H→D {fmt_s((tf.h2d_s or 0) / tf.steps)}, "
+            f"D→H {fmt_s((tf.d2h_s or 0) / tf.steps)})"
+        )
+    if tf.step_ms:
+        ms = [m / 1e3 for m in tf.step_ms]
+        lines.append(
+            f"[bold]steps[/]      XProf: {len(ms)} steps, mean {fmt_s(sum(ms) / len(ms))}, "
+            f"min {fmt_s(min(ms))}, max {fmt_s(max(ms))}"
+        )
+    if tf.verdict:
+        lines.append(f"[bold]XProf says[/] “{escape(tf.verdict)}”")
+    check = retracing_check(report)
+    if check is not None:
+        where = f" (`{escape(check.function)}`, {check.classification})" if check.function else ""
+        verdict = (
+            "they agree"
+            if check.agree
+            else "[red]they disagree[/]: the trace counts every graph built during the traced "
+            "pass, the call counts come from the cProfile pass — retracing that depends on the "
+            "inputs or the iteration shows up as such a difference"
+        )
+        lines.append(
+            f"[bold]retracing[/]  trace: {check.trace_per_step:.2g} tf.function graph builds per "
+            f"step; call counts: {check.calls_per_iteration:.2g} traces per iteration{where}; "
+            f"{verdict}"
+        )
+    return lines
+
+
+def _top_ops(tf: TfProfile) -> Table:
+    table = Table(
+        title=f"Top TF ops by self time (TF profiler, {tf.steps} traced steps, "
+        f"{tf.op_rows} ops in all)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in ("op", "type", "where", "per iteration", "% of op time"):
+        table.add_column(col, justify="right" if col.startswith(("per", "%")) else "left")
+    for op in tf.top_ops[:TOP_OPS_SHOWN]:
+        table.add_row(
+            escape(op.name),
+            escape(op.type),
+            op.host_or_device.lower(),
+            fmt_s(op.self_s / tf.steps),
+            fmt_pct(op.self_s / tf.op_s if tf.op_s else 0.0),
+        )
+    return table
+
+
+def _sampled(report: Report) -> RenderableType | None:
+    shares = sampled_shares(report)
+    record = report.probes.sampling if report.probes is not None else None
+    if record is None:
+        return None
+    if shares is None:
+        return Text(
+            f"sampling: no sample fell inside the call ({len(record.iteration_s)} calls, each "
+            f"shorter than the {fmt_s(record.interval_s)} interval); profile more iterations",
+            style="dim",
+        )
+    a = report.analysis
+    table = Table(
+        title="Second breakdown — sampled stacks, each sample to its nearest culprit "
+        "(non-overlapping), beside cProfile's",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("category")
+    table.add_column("sampling", justify="right")
+    table.add_column("cProfile (steady)", justify="right")
+    cats = [c for c in Category if c is not Category.WRAPPER]
+    cats = [c for c in cats if shares.get(c, 0.0) > 0 or a.steady_share(c) > 0]
+    cats.sort(key=lambda c: shares.get(c, 0.0), reverse=True)
+    for cat in cats:
+        table.add_row(cat.label, fmt_pct(shares.get(cat, 0.0)), fmt_pct(a.steady_share(cat)))
+    table.caption = (
+        f"{record.samples} samples every {fmt_s(record.interval_s)} over "
+        f"{len(record.iteration_s)} calls ({fmt_s(record.sampled_s)} sampled)"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def render_probes(report: Report) -> RenderableType | None:
+    """The probes section, or ``None`` when no probe ran."""
+    probes = report.probes
+    if probes is None:
+        return None
+    parts: list[RenderableType] = [_overhead(report)]
+    tf = probes.tf_profile
+    if tf is not None:
+        lines = _op_lines(report, tf)
+        if lines:
+            parts.append(Text.from_markup("\n".join(lines)))
+        if tf.top_ops:
+            parts.append(_top_ops(tf))
+    sampled = _sampled(report)
+    if sampled is not None:
+        parts.append(sampled)
+    return Group(*parts)
