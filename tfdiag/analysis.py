@@ -134,7 +134,7 @@ def analyze(report: Report) -> Analysis:
     for i, (fn, rule, cls) in enumerate(zip(stats.functions, rules, classes)):
         if rule is None or rule.category in (Category.WRAPPER, Category.OTHER):
             continue
-        category = rule.category
+        category: Category = rule.category
         if rule.weak:  # shown under where its time went, e.g. a tf.data op → input pipeline
             category = max(own[i].items(), key=lambda kv: kv[1])[0]
         rows.append(
