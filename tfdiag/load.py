@@ -14,7 +14,9 @@ from tfdiag.stats import MAX_PROF_BYTES, ProfileStats
 
 #: Saved result kinds besides ``profile``: the JSON's ``kind`` → "module:function" that
 #: rebuilds the result from the parsed document (imported lazily).
-RESULT_KINDS: dict[str, str] = {}
+RESULT_KINDS: dict[str, str] = {
+    "script": "tfdiag.script.result:result_from_json",
+}
 
 
 def load_result(path: str | os.PathLike[str], *, iterations: int | None = None) -> Any:

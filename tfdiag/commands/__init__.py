@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tfdiag.commands import catalog, demo, explain, snakeviz
+from tfdiag.commands import catalog, demo, explain, run, snakeviz
 
-COMMANDS = (explain, snakeviz, demo, catalog)
+COMMANDS = (explain, snakeviz, demo, catalog, run)
