@@ -85,3 +85,19 @@ def test_docs_cli_reference_covers_every_subcommand_and_option() -> None:
                     assert f"`{flag}" in doc, f"{name} {flag}"
     for code in ("| 0 |", "| 1 |", "| 2 |"):
         assert code in doc
+
+
+def test_importing_the_workflow_modules_imports_no_tensorflow() -> None:
+    code = (
+        "import sys, tfdiag, tfdiag.keras, tfdiag.timeline, tfdiag.script.instrument, "
+        "tfdiag.render.plot, tfdiag.render.script, tfdiag.commands.run\n"
+        "heavy = {'tensorflow', 'keras', 'tf_keras', 'IPython', 'matplotlib'} & set(sys.modules)\n"
+        "assert callable(tfdiag.load_ipython_extension) and tfdiag.keras.ProfileCallback\n"
+        "print(sorted(heavy))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -79,6 +79,9 @@ def test_hand_driven_fit_profiles_exactly_the_chosen_batches() -> None:
     assert report.call.method == "fit" and report.call.label == "FakeModel.fit"
     assert dict(report.call.kwargs) == {"batches": "3–8", "epochs": "1", "steps": "20"}
     assert not report.partial and report.source == "keras-callback"
+    assert "the timeline is batches 1–2 and 9–20, timed with no profiler attached" in " ".join(
+        report.notes
+    )
     assert model.train_function == model._step  # the guard is gone
     assert sys.getprofile() is None
 

@@ -41,6 +41,10 @@ def _check_batches(batches: object) -> tuple[int, int]:
     return first, last
 
 
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}–{last}"
+
+
 def _noop(*args: Any, **kwargs: Any) -> None:
     return None
 
@@ -237,9 +241,17 @@ class ProfileCallback:
         cls = type(model)
         notes = [
             f"iterations are training batches {first + 1}–{done} of this fit, batch {first} "
-            "is shown as the first call; the other batches were timed with no profiler "
-            "attached (the timeline)"
+            "is shown as the first call"
         ]
+        if self._timed_s:
+            before = min(len(self._timed_s), first - 1)
+            after = len(self._timed_s) - before
+            spans = [_span(1, before)] if before else []
+            spans += [_span(last + 1, last + after)] if after else []
+            notes.append(
+                f"the timeline is batches {' and '.join(spans)}, timed with no profiler attached "
+                f"(numbered 1–{len(self._timed_s)} there)"
+            )
         if self._failed:
             notes.append(self._failed)
         if done < last:

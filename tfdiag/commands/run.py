@@ -24,16 +24,16 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "run",
         help="run a Python script and time its Keras calls per call site (file:line)",
-        description="Run a script as `python script.py args...` would, with Keras' predict, "
-        "fit, evaluate and *_on_batch timed and charged to the line of your code that "
-        "called them; costly sites get findings. tfdiag's options go before the script; "
-        "everything after it is the script's own argv.",
+        description="Run a script as `python script.py args...` would, with Keras' predict,\n"
+        "fit, evaluate and *_on_batch timed and charged to the line of your code that called\n"
+        "them; costly sites get findings. tfdiag's options go before the script; everything\n"
+        "after it is the script's own argv.",
         epilog="examples:\n"
         "  python -m tfdiag run train.py --epochs 3\n"
         "  python -m tfdiag run --format json --out train.tfdiag.json train.py\n"
         "  python -m tfdiag explain train.tfdiag.json\n"
-        "exit codes: 0 the script finished, 1 the script raised or exited non-zero "
-        "(the result is still shown), 2 bad input, 130 interrupted",
+        "exit codes: 0 the script finished, 1 it raised or exited non-zero (the result is\n"
+        "still shown), 2 bad input, 130 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(

@@ -53,6 +53,20 @@ def timeline_png(report: Report) -> bytes:
     if timeline.warmup:
         w = timeline.warmup.iterations
         ax.axvspan(0.5, w + 0.5, color="tab:orange", alpha=0.2, label=f"warm-up ({w})")
+        top = max(ms[w:]) * 1.2
+        if max(ms[:w]) > top:
+            # A cold first iteration would flatten the rest: clip it and write its value.
+            ax.set_ylim(0, top)
+            for i in range(w):
+                if ms[i] > top:
+                    ax.annotate(
+                        f"↑ {ms[i]:.1f} ms",
+                        (i + 1, top),
+                        xytext=(4, -12),
+                        textcoords="offset points",
+                        fontsize="small",
+                        color="tab:orange",
+                    )
     if timeline.spikes:
         s = timeline.spikes
         every = f", every {s.period}" if s.period else ""
@@ -75,7 +89,7 @@ def timeline_png(report: Report) -> bytes:
     ax.set_xlabel("iteration")
     ax.set_ylabel("ms per iteration")
     ax.set_title(f"tfdiag · {report.call.label}", loc="left", fontsize="medium")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(bottom=0)  # keeps a top set by the warm-up clip
     ax.legend(fontsize="small", loc="upper right")
     fig.tight_layout()
     buf = io.BytesIO()

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 TOP_SITES = 20
 #: Findings shown per costly site.
 TOP_FINDINGS = 3
-_BAR_WIDTH = 20
+_BAR_WIDTH = 10
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 
 
@@ -65,12 +65,12 @@ def _sites(result: ScriptResult) -> RenderableType:
         box=box.SIMPLE_HEAD,
     )
     table.add_column("site", overflow="fold")
-    table.add_column("call")
+    table.add_column("call", overflow="fold")
     table.add_column("calls", justify="right")
     table.add_column("total", justify="right")
     table.add_column("per call", justify="right")
-    table.add_column("% of script", justify="right")
-    table.add_column("")
+    table.add_column("share", justify="right")
+    table.add_column("", no_wrap=True)
     for site in result.sites[:TOP_SITES]:
         share = result.share(site)
         errors = f" ({site.errors} raised)" if site.errors else ""

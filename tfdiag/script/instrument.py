@@ -243,6 +243,11 @@ class Recorder:
         if site.stats is None or k == 0:
             return None
         notes = [f"calls made at {shown}; the first {k} ran under cProfile"]
+        if site.timed_s:
+            notes.append(
+                f"the timeline is calls {k + 1}–{k + len(site.timed_s)} of this site, with no "
+                f"profiler attached (numbered 1–{len(site.timed_s)} there)"
+            )
         if k >= 2:
             timing = Timing(
                 iterations=k - 1,
