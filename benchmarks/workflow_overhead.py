@@ -26,7 +26,8 @@ import numpy as np
 
 from tfdiag.demo import tiny_model
 from tfdiag.keras import ProfileCallback
-from tfdiag.script.instrument import Recorder, instrumented, model_classes
+from tfdiag.script.instrument import instrumented, model_classes
+from tfdiag.script.recorder import Recorder
 
 
 def per_call_s(fn, calls: int) -> float:

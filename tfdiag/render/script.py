@@ -35,7 +35,8 @@ def _header(result: ScriptResult) -> Panel:
         f"[bold]status[/]  {status}",
         f"[bold]time[/]    {fmt_s(result.wall_s)} wall · Keras calls {fmt_s(keras)} "
         f"({fmt_pct(share)}) at {len(result.sites)} call site(s) · the rest "
-        f"{fmt_s(max(result.wall_s - keras, 0.0))} (imports, data, your own Python)",
+        f"{fmt_s(max(result.wall_s - keras, 0.0))} (imports, data, your own Python); "
+        f"tfdiag's own bookkeeping ({fmt_s(result.overhead_s)}) is left out",
     ]
     if result.iterations:
         lines.append(

@@ -73,6 +73,9 @@ class ScriptResult:
     status: str
     sites: tuple[CallSite, ...]
     iterations: int
+    #: tfdiag's own bookkeeping during the run (stack walks, profile snapshots), which
+    #: ``wall_s`` leaves out.
+    overhead_s: float = 0.0
     environment: Environment = field(default_factory=Environment)
     notes: tuple[str, ...] = ()
     created: str = ""
@@ -118,6 +121,7 @@ class ScriptResult:
             "script": self.script,
             "argv": list(self.argv),
             "wall_s": self.wall_s,
+            "overhead_s": self.overhead_s,
             "status": self.status,
             "iterations": self.iterations,
             "keras_s": self.keras_s,
@@ -205,6 +209,7 @@ def result_from_json(doc: dict[str, Any]) -> ScriptResult:
         status=str(doc.get("status", "ok")),
         sites=tuple(sites),
         iterations=int(doc.get("iterations", 0)),
+        overhead_s=float(doc.get("overhead_s", 0.0)),
         environment=_environment(doc.get("environment")),
         notes=tuple(str(n) for n in doc.get("notes", ())),
         created=str(doc.get("created", "")),
