@@ -1,7 +1,8 @@
 """What the workflow tools cost when they are *not* profiling.
 
-1. `tfdiag run`: the per-call cost of an instrumented Keras method (stack walk and
-   bookkeeping), on the cheapest call there is, `predict_on_batch` of the seed-003 model.
+1. `tfdiag run`: the per-call cost of an instrumented method (stack walk and bookkeeping),
+   alone on a no-op method, then on the cheapest Keras call there is, `predict_on_batch` of
+   the seed-003 model.
 2. `ProfileCallback`: a whole `fit` epoch with the callback attached (timing every batch,
    profiling none) against the same `fit` without it.
 3. `ProfileCallback`'s profiled batches: cProfile's slowdown, as its report measures it.
@@ -35,6 +36,32 @@ def per_call_s(fn, calls: int) -> float:
     for _ in range(calls):
         fn()
     return (time.perf_counter() - t0) / calls
+
+
+class NoopModel:
+    def predict_on_batch(self, x: object) -> None:
+        return None
+
+
+def instrumentation_cost(rounds: int, calls: int) -> None:
+    """The wrapper alone, on a method that does nothing: the cost per call, isolated."""
+    model = NoopModel()
+    recorder = Recorder(Path(__file__), iterations=0)
+    plain: list[float] = []
+    patched: list[float] = []
+    for i in range(rounds):
+        for kind in ("plain", "patched") if i % 2 else ("patched", "plain"):
+            if kind == "plain":
+                plain.append(per_call_s(lambda: model.predict_on_batch(None), calls))
+            else:
+                with instrumented([NoopModel], recorder):
+                    patched.append(per_call_s(lambda: model.predict_on_batch(None), calls))
+    a, b = statistics.median(plain), statistics.median(patched)
+    print(
+        f"run: instrumentation alone {(b - a) * 1e6:.1f} µs per call "
+        f"(a no-op method: {a * 1e6:.2f} µs plain, {b * 1e6:.2f} µs instrumented; "
+        f"medians of {rounds} × {calls} calls)"
+    )
 
 
 def run_overhead(rounds: int, calls: int) -> None:
@@ -95,6 +122,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
+    instrumentation_cost(args.rounds, calls=20_000)
     run_overhead(args.rounds, calls=200)
     callback_overhead(args.rounds, steps=200)
 
