@@ -139,6 +139,18 @@ def test_the_callback_is_reusable_across_fits(tmp_path: Path) -> None:
     assert (tmp_path / "fit.tfdiag.json").exists() and (tmp_path / "fit.prof").exists()
 
 
+def test_a_step_left_wrapped_by_an_aborted_fit_is_unwrapped() -> None:
+    model = FakeModel()
+    aborted = ProfileCallback(batches=(2, 4))
+    aborted.set_model(model)
+    aborted.on_train_begin()  # ... and another callback raised: no on_train_end
+    assert model.train_function != model._step
+    fresh = ProfileCallback(batches=(2, 4))
+    drive(fresh, model, 6)
+    assert model.train_function == model._step
+    assert steps_in(fresh.report.profile) == 3  # type: ignore[union-attr]
+
+
 def test_unknown_hooks_are_no_ops_and_other_attributes_are_not() -> None:
     cb = ProfileCallback()
     assert cb.on_predict_batch_end(0, {}) is None

@@ -124,7 +124,9 @@ class ProfileCallback:
         self.close()
         self._reset()
         self.report = None
-        fn = getattr(self.model, "train_function", None)
+        fn: Any = getattr(self.model, "train_function", None)
+        while hasattr(fn, "__tfdiag_step__"):  # left by a fit that another callback aborted
+            fn = fn.__tfdiag_step__
         if callable(fn):
             self._train_function = fn
             self.model.train_function = self._guarded(fn)
@@ -199,6 +201,7 @@ class ProfileCallback:
                 self._finish()
                 raise
 
+        train_function.__tfdiag_step__ = fn  # type: ignore[attr-defined]
         return train_function
 
     def _detach(self) -> None:
