@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL := 3
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[tf-keras,dev]'
+	$(PY) -m pip install --quiet -e '.[tf-keras,dev,plot]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from typing import Any
+
+from tfdiag import keras
 from tfdiag.capture.runner import profile
 from tfdiag.catalog import Category, Rule, load_rules
 
@@ -28,7 +31,16 @@ __all__ = [
     "TfdiagError",
     "__version__",
     "compare",
+    "keras",
+    "load_ipython_extension",
     "load_report",
     "load_rules",
     "profile",
 ]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext tfdiag``: registers the ``%tfdiag`` and ``%%tfdiag`` magics."""
+    from tfdiag.magics import register
+
+    register(ipython)

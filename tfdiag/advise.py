@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from tfdiag.catalog import Category, normalize_path
 from tfdiag.stats import FunctionStat
+from tfdiag.timeline_advice import Advice, drift_advice, spikes_advice, warmup_advice
 
 if TYPE_CHECKING:
     from tfdiag.analysis import Analysis
-    from tfdiag.report import Report
+    from tfdiag.report import Report, Timing
 
 
 @dataclass(frozen=True)
@@ -337,6 +338,18 @@ def _compute_bound(report: Report, analysis: Analysis) -> Detection | None:
     )
 
 
+def _timeline(
+    read: Callable[[Timing], Advice | None],
+) -> Callable[[Report, Analysis], Detection | None]:
+    """A detector over the run's iteration times (:mod:`tfdiag.timeline`)."""
+
+    def detect(report: Report, analysis: Analysis) -> Detection | None:
+        found = read(report.timing)
+        return None if found is None else Detection(*found)
+
+    return detect
+
+
 #: The finding table. Order breaks ties in impact.
 FINDINGS: tuple[FindingSpec, ...] = (
     FindingSpec(
@@ -358,6 +371,9 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "callback-overhead", "Callbacks and the progress bar cost time", _callback_overhead
     ),
     FindingSpec("compute-bound", "Compute-bound: the time is in op execution", _compute_bound),
+    FindingSpec("warmup", "Warm-up: the first iterations are slower", _timeline(warmup_advice)),
+    FindingSpec("spikes", "Spikes: some iterations take far longer", _timeline(spikes_advice)),
+    FindingSpec("drift", "Drift: iteration times trend over the run", _timeline(drift_advice)),
 )
 
 

@@ -18,6 +18,7 @@ from tfdiag.stats import MAX_PROF_BYTES, ProfileStats
 RESULT_KINDS: dict[str, str] = {
     "compare": "tfdiag.compare.result_json:result_from_json",
     "bench": "tfdiag.compare.bench_result:bench_from_json",
+    "script": "tfdiag.script.result:result_from_json",
 }
 
 

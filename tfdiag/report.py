@@ -153,6 +153,15 @@ class Report:
 
         yield render_report(self)
 
+    def plot_timeline(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write a PNG of the iteration times, warm-up, spikes and drift marked.
+
+        Needs matplotlib (``pip install 'tfdiag[plot]'``); raises InputError without it.
+        """
+        from tfdiag.render.plot import plot_timeline
+
+        return plot_timeline(self, path, overwrite=overwrite)
+
     def to_json(self) -> dict[str, Any]:
         from tfdiag.render.json import report_to_json
 

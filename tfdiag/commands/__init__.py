@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tfdiag.commands import bench, catalog, compare, demo, explain, snakeviz, tensorboard
+from tfdiag.commands import bench, catalog, compare, demo, explain, run, snakeviz, tensorboard
 
-COMMANDS = (explain, compare, bench, snakeviz, tensorboard, demo, catalog)
+COMMANDS = (explain, run, compare, bench, snakeviz, tensorboard, demo, catalog)

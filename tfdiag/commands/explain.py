@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +18,8 @@ def register(sub: Any) -> None:
         description="Re-render a saved run (no TensorFlow needed), or analyse any pstats dump.",
         epilog="examples:\n"
         "  python -m tfdiag explain predict.tfdiag.json --format json\n"
-        "  python -m tfdiag explain run.prof --iterations 50",
+        "  python -m tfdiag explain run.prof --iterations 50\n"
+        "  python -m tfdiag explain predict.tfdiag.json --plot predict-timeline.png",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", help="a .tfdiag.json report or a pstats .prof file")
@@ -27,6 +29,10 @@ def register(sub: Any) -> None:
         help="iterations in a bare .prof (inferred from Keras step calls if omitted)",
     )
     p.add_argument("--rules", help="a JSON file of extra culprit rules (docs/catalog.md)")
+    p.add_argument(
+        "--plot", metavar="PNG", help="also write a plot of the iteration times (needs [plot])"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --plot file")
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -41,5 +47,9 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(report, Report):
             raise InputError("--rules applies to profile reports only")
         report = replace(report, rules=load_rules(args.rules) + report.rules)
+    if args.plot:
+        if not isinstance(report, Report):
+            raise InputError("--plot applies to profile reports only")
+        print(f"saved {report.plot_timeline(args.plot, overwrite=args.force)}", file=sys.stderr)
     print_report(report, args.format, args.width)
     return 0

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from tfdiag.catalog import Category
 from tfdiag.classify import CostClass
+from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
 
 if TYPE_CHECKING:
     from tfdiag.report import Report
@@ -68,6 +69,9 @@ def _header(report: Report) -> Panel:
             f"[bold]time[/]    {fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} "
             f"with no profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})"
         )
+        if len(t.iteration_s) > 1:
+            binned = " (slowest per bar)" if len(t.iteration_s) > SPARK_WIDTH else ""
+            lines.append(f"[bold]trend[/]   {sparkline(t.iteration_s)}  in run order{binned}")
     if t.first_call_s is not None:
         slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
         lines.append(f"[bold]first[/]   {fmt_s(t.first_call_s)} (cold call, under cProfile){slow}")

@@ -1,0 +1,243 @@
+"""tfdiag.keras.ProfileCallback: driven by hand (no TF), and inside a real fit()."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tfdiag
+from tfdiag.capture.runner import _LOCK
+from tfdiag.errors import InputError
+from tfdiag.keras import ProfileCallback
+from tfdiag.report import Report
+from tfdiag.timeline import analyze_timeline
+
+FLAVOURS = ["keras3", "tf_keras"]
+
+
+class FakeModel:
+    """What a CallbackList hands a callback: a model with a train_function."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.steps = 0
+        self.fail_at = fail_at
+        self.train_function = self._step
+
+    def _step(self, iterator: object) -> int:
+        self.steps += 1
+        if self.steps == self.fail_at:
+            raise RuntimeError("boom")
+        return sum(range(200))
+
+
+def drive(cb: ProfileCallback, model: FakeModel, batches: int) -> None:
+    """What Keras' fit does with a callback, batch by batch."""
+    cb.set_model(model)
+    cb.set_params({"epochs": 1, "steps": batches, "verbose": 0})
+    cb.on_train_begin()
+    cb.on_epoch_begin(0)
+    for b in range(batches):
+        cb.on_train_batch_begin(b)
+        model.train_function(None)
+        cb.on_train_batch_end(b, {"loss": 0.0})
+    cb.on_epoch_end(0, {})
+    cb.on_train_end()
+
+
+def steps_in(stats: Any) -> int:
+    return sum(f.calls for f in stats.functions if f.name == "FakeModel._step")
+
+
+def test_batches_are_checked() -> None:
+    for bad in [(0, 5), (5, 5), (7, 3), 10, (1, 2, 3), (1.0, 4), (True, 4)]:
+        with pytest.raises(InputError, match="batches"):
+            ProfileCallback(batches=bad)  # type: ignore[arg-type]
+
+
+def test_an_existing_save_path_is_refused_up_front(tmp_path: Path) -> None:
+    (tmp_path / "run.prof").write_bytes(b"x")
+    with pytest.raises(InputError, match="run.prof exists"):
+        ProfileCallback(save=tmp_path / "run.tfdiag.json")
+    ProfileCallback(save=tmp_path / "run.tfdiag.json", overwrite=True)
+
+
+def test_hand_driven_fit_profiles_exactly_the_chosen_batches() -> None:
+    cb = ProfileCallback(batches=(3, 8))
+    model = FakeModel()
+    drive(cb, model, 20)
+    report = cb.report
+    assert isinstance(report, Report)
+    assert (report.timing.iterations, report.timing.profiled_calls) == (5, 6)
+    assert len(report.timing.profiled_iteration_s) == 5
+    assert len(report.timing.iteration_s) == 14  # the 20 batches less the 6 profiled
+    assert steps_in(report.profile) == 6 and steps_in(report.cold_profile) == 1
+    assert report.call.method == "fit" and report.call.label == "FakeModel.fit"
+    assert dict(report.call.kwargs) == {"batches": "3–8", "epochs": "1", "steps": "20"}
+    assert not report.partial and report.source == "keras-callback"
+    assert "the timeline is batches 1–2 and 9–20, timed with no profiler attached" in " ".join(
+        report.notes
+    )
+    assert model.train_function == model._step  # the guard is gone
+    assert sys.getprofile() is None
+
+
+def test_a_raising_step_detaches_the_profiler_and_keeps_a_partial_report() -> None:
+    cb = ProfileCallback(batches=(3, 8))
+    model = FakeModel(fail_at=6)
+    with pytest.raises(RuntimeError, match="boom"):
+        drive(cb, model, 20)
+    assert sys.getprofile() is None
+    assert model.train_function == model._step
+    assert _LOCK.acquire(blocking=False)  # released: the next profile can run
+    _LOCK.release()
+    report = cb.report
+    assert report is not None and report.partial
+    assert report.timing.profiled_calls == 3  # batches 3, 4, 5 completed
+    assert "fit raised RuntimeError at batch 6" in report.notes
+
+
+def test_fit_ending_inside_the_range_reports_what_ran() -> None:
+    cb = ProfileCallback(batches=(3, 8))
+    drive(cb, FakeModel(), 6)
+    assert sys.getprofile() is None
+    assert cb.report is not None and cb.report.partial
+    assert cb.report.timing.profiled_calls == 4
+    assert any("before batch 8" in n for n in cb.report.notes)
+
+
+def test_fit_ending_before_the_range_warns_and_gives_no_report() -> None:
+    cb = ProfileCallback(batches=(5, 8))
+    with pytest.warns(RuntimeWarning, match="no report for batches 5–8"):
+        drive(cb, FakeModel(), 5)
+    assert cb.report is None and sys.getprofile() is None
+
+
+def test_a_running_profile_makes_the_callback_step_aside() -> None:
+    cb = ProfileCallback(batches=(2, 4))
+    assert _LOCK.acquire(blocking=False)
+    try:
+        with pytest.warns(RuntimeWarning, match="another tfdiag profile was running"):
+            drive(cb, FakeModel(), 6)
+    finally:
+        _LOCK.release()
+    assert cb.report is None
+
+
+def test_the_callback_is_reusable_across_fits(tmp_path: Path) -> None:
+    cb = ProfileCallback(batches=(2, 4), save=tmp_path / "fit")
+    drive(cb, FakeModel(), 5)
+    first = cb.report
+    with pytest.warns(RuntimeWarning, match="report not saved.*exists"):
+        drive(cb, FakeModel(), 6)  # the second save would overwrite: warned, not raised
+    assert cb.report is not None and cb.report is not first
+    assert len(cb.report.timing.iteration_s) == 3
+    assert (tmp_path / "fit.tfdiag.json").exists() and (tmp_path / "fit.prof").exists()
+
+
+def test_a_step_left_wrapped_by_an_aborted_fit_is_unwrapped() -> None:
+    model = FakeModel()
+    aborted = ProfileCallback(batches=(2, 4))
+    aborted.set_model(model)
+    aborted.on_train_begin()  # ... and another callback raised: no on_train_end
+    assert model.train_function != model._step
+    fresh = ProfileCallback(batches=(2, 4))
+    drive(fresh, model, 6)
+    assert model.train_function == model._step
+    assert steps_in(fresh.report.profile) == 3  # type: ignore[union-attr]
+
+
+def test_unknown_hooks_are_no_ops_and_other_attributes_are_not() -> None:
+    cb = ProfileCallback()
+    assert cb.on_predict_batch_end(0, {}) is None
+    assert cb.on_some_future_hook() is None
+    assert cb._implements_train_batch_hooks() and not cb._implements_test_batch_hooks()
+    with pytest.raises(AttributeError):
+        cb.not_a_hook  # noqa: B018
+
+
+# -- real TensorFlow ------------------------------------------------------------------
+
+
+def _data(batches: int) -> tuple[Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32 * batches, 4)).astype("float32")
+    return x, (x[:, :1] > 0).astype("float32")
+
+
+def _batch_end_calls(stats: Any) -> int:
+    return sum(f.calls for f in stats.functions if f.name == "CallbackList.on_train_batch_end")
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_callback_inside_a_real_fit(
+    flavour: str, tiny_model_factory: Callable[[str], Any], tmp_path: Path
+) -> None:
+    model = tiny_model_factory(flavour)
+    x, y = _data(12)
+    cb = tfdiag.keras.ProfileCallback(batches=(10, 15), save=tmp_path / "fit")
+    model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[cb])  # crosses an epoch
+    report = cb.report
+    assert report is not None and not report.partial
+    assert report.call.flavour == flavour and report.call.method == "fit"
+    assert (report.timing.iterations, report.timing.profiled_calls) == (5, 6)
+    assert len(report.timing.iteration_s) == 24 - 6
+    # cProfile saw each profiled batch's callback dispatch once, the cold table only the first
+    assert _batch_end_calls(report.profile) == 6
+    assert _batch_end_calls(report.cold_profile) == 1
+    # batch 1 builds the train function: the timeline starts with a warm-up
+    warmup = analyze_timeline(report.timing.iteration_s).warmup
+    assert warmup is not None and warmup.times_s[0] == max(report.timing.iteration_s)
+    assert "warmup" in [f.id for f in report.findings]
+    assert sys.getprofile() is None
+    assert "ProfileCallback" not in getattr(model.train_function, "__qualname__", "")
+    assert (tmp_path / "fit.tfdiag.json").exists() and (tmp_path / "fit.prof").exists()
+
+
+def _failing_model(flavour: str) -> Any:
+    from tfdiag.demo import keras_module
+
+    keras = keras_module(flavour)
+
+    class Boom(keras.layers.Layer):  # type: ignore[misc, name-defined]
+        fail_at: int | None = None
+        seen = 0
+
+        def call(self, inputs: Any) -> Any:
+            Boom.seen += 1
+            if Boom.fail_at is not None and Boom.seen >= Boom.fail_at:
+                raise RuntimeError("boom in batch")
+            return inputs
+
+    model = keras.Sequential([keras.layers.Input((4,)), Boom(), keras.layers.Dense(1)])
+    model.compile("adam", "mse", run_eagerly=True)  # the layer runs in Python every batch
+    return model, Boom
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_fit_that_raises_mid_range_leaves_no_profiler(flavour: str) -> None:
+    model, boom = _failing_model(flavour)
+    x, y = _data(12)
+    boom.fail_at = boom.seen + 6  # the 6th training batch raises
+    cb = tfdiag.keras.ProfileCallback(batches=(4, 9))
+    with pytest.raises(Exception, match="boom in batch"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[cb])
+    assert sys.getprofile() is None
+    report = cb.report
+    assert report is not None and report.partial and report.timing.profiled_calls == 2
+    assert any("fit raised" in n and "at batch 6" in n for n in report.notes)
+    # the model trains again, with the same callback, once the fault is gone
+    boom.fail_at = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[cb])
+    assert cb.report is not None and cb.report.timing.profiled_calls == 6
+    assert not cb.report.partial

@@ -1,0 +1,254 @@
+"""``tfdiag run script.py``: call sites, restoring Keras, the saved ``script`` result."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+from fake_keras import FakeModel
+from rich.console import Console
+
+from tfdiag.errors import InputError
+from tfdiag.load import load_result
+from tfdiag.report import Report
+from tfdiag.script import instrument
+from tfdiag.script.instrument import METHODS, run_script
+from tfdiag.script.result import ScriptResult
+
+ORIGINALS = {name: FakeModel.__dict__[name] for name in METHODS}
+
+
+@pytest.fixture()
+def fake_keras(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(instrument, "model_classes", lambda: [FakeModel])
+
+
+def write(folder: Path, name: str, source: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(source).lstrip())
+    return path
+
+
+def sites_by_key(result: ScriptResult) -> dict[tuple[str, int, str], Any]:
+    return {(s.file, s.line, s.method): s for s in result.sites}
+
+
+SCRIPT = """
+import helper
+from fake_keras import FakeModel
+
+model = FakeModel()
+for _ in range(6):
+    model.predict(1)
+helper.predict_twice(model)
+model.fit(1, epochs=3)
+model.predict_on_batch(1)
+"""
+HELPER = """
+def predict_twice(model):
+    model.predict(1)
+    model.predict(1)
+"""
+
+
+def test_calls_are_charged_to_the_users_lines(tmp_path: Path, fake_keras: None) -> None:
+    write(tmp_path, "helper.py", HELPER)
+    script = write(tmp_path, "script.py", SCRIPT)
+    result = run_script(script, iterations=2)
+    sites = sites_by_key(result)
+    assert {k: s.calls for k, s in sites.items()} == {
+        ("script.py", 6, "predict"): 6,
+        ("helper.py", 2, "predict"): 1,
+        ("helper.py", 3, "predict"): 1,
+        ("script.py", 8, "fit"): 1,  # its evaluate/predict calls belong to it
+        ("script.py", 9, "predict_on_batch"): 1,
+    }
+    loop = sites[("script.py", 6, "predict")]
+    assert loop.code == "model.predict(1)" and loop.owner == "FakeModel"
+    assert loop.profiled_calls == 3 and len(loop.call_s) == 6
+    assert loop.total_s == pytest.approx(sum(loop.call_s))
+    assert result.sites[0] is loop  # the most time, first
+    assert result.share(loop) == pytest.approx(loop.total_s / result.wall_s)
+    assert 0 < result.keras_s < result.wall_s and result.ok and result.overhead_s > 0
+    assert all(FakeModel.__dict__[n] is ORIGINALS[n] for n in METHODS)
+
+
+def test_costly_sites_keep_their_profile(tmp_path: Path, fake_keras: None) -> None:
+    write(tmp_path, "helper.py", HELPER)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2)
+    loop = sites_by_key(result)[("script.py", 6, "predict")]
+    assert isinstance(loop.report, Report)
+    assert (loop.report.timing.iterations, loop.report.timing.profiled_calls) == (2, 3)
+    assert len(loop.report.timing.iteration_s) == 3  # the unprofiled calls
+    predicts = [f for f in loop.report.profile.functions if f.name == "FakeModel.predict"]
+    assert [f.calls for f in predicts] == [3]
+    cheap = sites_by_key(result)[("script.py", 9, "predict_on_batch")]
+    assert cheap.report is None and result.share(cheap) < 0.05
+
+
+def test_iterations_zero_times_without_profiling(tmp_path: Path, fake_keras: None) -> None:
+    write(tmp_path, "helper.py", HELPER)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=0)
+    assert all(s.profiled_calls == 0 and s.report is None for s in result.sites)
+    assert sum(s.calls for s in result.sites) == 10
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ("raise ValueError('bad input')", "raised ValueError: bad input"),
+        ("import sys; sys.exit(3)", "exit 3"),
+        ("import sys; sys.exit(0)", "ok"),
+        ("raise KeyboardInterrupt", "interrupted (KeyboardInterrupt)"),
+    ],
+)
+def test_keras_is_restored_however_the_script_ends(
+    tmp_path: Path, fake_keras: None, capsys: Any, body: str, status: str
+) -> None:
+    script = write(
+        tmp_path, "s.py", f"from fake_keras import FakeModel\nFakeModel().predict(1)\n{body}\n"
+    )
+    argv, path = list(sys.argv), list(sys.path)
+    result = run_script(script, ["--flag"])
+    assert result.status == status
+    assert all(FakeModel.__dict__[n] is ORIGINALS[n] for n in METHODS)
+    assert (sys.argv, sys.path) == (argv, path)
+    assert [s.calls for s in result.sites] == [1]
+    if status.startswith("raised"):
+        err = capsys.readouterr().err
+        assert 's.py", line 3' in err and "runpy" not in err and "ValueError: bad input" in err
+
+
+def test_the_script_gets_its_own_argv_and_main(tmp_path: Path, fake_keras: None) -> None:
+    out = tmp_path / "argv.json"
+    script = write(
+        tmp_path,
+        "a.py",
+        f"""
+        import json, sys
+        if __name__ == "__main__":
+            json.dump(sys.argv, open({str(out)!r}, "w"))
+        """,
+    )
+    run_script(script, ["x", "--y", "-n", "3"])
+    assert json.loads(out.read_text()) == [str(script), "x", "--y", "-n", "3"]
+
+
+def test_bad_input(tmp_path: Path, fake_keras: None) -> None:
+    with pytest.raises(InputError, match="no such script"):
+        run_script(tmp_path / "missing.py")
+    with pytest.raises(InputError, match="between 0 and"):
+        run_script(write(tmp_path, "s.py", "pass\n"), iterations=-1)
+
+
+def test_saved_result_round_trips_and_explain_renders_it(tmp_path: Path, fake_keras: None) -> None:
+    write(tmp_path, "helper.py", HELPER)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), ["--epochs", "2"], iterations=2)
+    path = result.save(tmp_path / "run.tfdiag.json")
+    with pytest.raises(InputError, match="exists"):
+        result.save(path)
+    loaded = load_result(path)
+    assert isinstance(loaded, ScriptResult)
+    assert loaded.to_json() == json.loads(path.read_text())
+    assert [(s.location, s.calls, s.total_s) for s in loaded.sites] == [
+        (s.location, s.calls, s.total_s) for s in result.sites
+    ]
+    assert loaded.sites[0].report is not None
+    assert loaded.sites[0].report.timing == result.sites[0].report.timing  # type: ignore[union-attr]
+
+    text = run_cli("explain", str(path), "--width", "120")
+    assert text.returncode == 0, text.stderr
+    assert "tfdiag run · " in text.stdout and "script.py:6" in text.stdout
+    assert "Keras calls by call site" in text.stdout
+    doc = json.loads(run_cli("explain", str(path), "--format", "json").stdout)
+    assert doc["kind"] == "script" and doc["schema_version"] == 1
+    assert doc["sites"][0]["location"] == "script.py:6" and doc["argv"] == ["--epochs", "2"]
+    plot = run_cli("explain", str(path), "--plot", str(tmp_path / "p.png"))
+    assert plot.returncode == 2 and "profile reports only" in plot.stderr
+
+
+def test_console_view_lists_sites_with_share(tmp_path: Path, fake_keras: None) -> None:
+    write(tmp_path, "helper.py", HELPER)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2)
+    buf = io.StringIO()
+    result.show(Console(file=buf, width=140, color_system=None))
+    text = buf.getvalue()
+    loop = result.sites[0]
+    row = next(line for line in text.splitlines() if "script.py:6 " in line)
+    assert "FakeModel.predict" in row and f"{100 * result.share(loop):.1f} %" in row
+    assert "Costly call sites" in text and "   model.predict(1)" in text
+
+
+# -- real TensorFlow ------------------------------------------------------------------
+
+PREDICT_LOOP = """
+import json, sys, time
+import numpy as np
+from tfdiag.demo import tiny_model
+
+model = tiny_model(sys.argv[1])
+x = np.zeros((32, 4), "float32")
+model.predict_on_batch(x)
+t0 = time.perf_counter()
+for _ in range(int(sys.argv[2])):
+    preds = model.predict(x, verbose=0)
+json.dump({"loop_s": time.perf_counter() - t0}, open(sys.argv[3], "w"))
+print("done", preds.shape)
+"""
+
+
+@pytest.mark.tf
+def test_run_names_the_predict_loop_line_and_its_share(tmp_path: Path) -> None:
+    import keras
+
+    owner = keras.Model.__mro__[1]
+    before = {n: owner.__dict__[n] for n in METHODS}
+    script = write(tmp_path, "train.py", PREDICT_LOOP)
+    result = run_script(script, ["keras3", "6", str(tmp_path / "t.json")], iterations=2)
+    assert {n: owner.__dict__[n] for n in METHODS} == before
+    top = result.sites[0]
+    assert (top.location, top.method, top.calls) == ("train.py:10", "predict", 6)
+    assert top.code == "preds = model.predict(x, verbose=0)"
+    loop_s = json.loads((tmp_path / "t.json").read_text())["loop_s"]
+    # the site's time is the loop's time, less the loop's own Python and tfdiag's bookkeeping
+    assert 0 < result.overhead_s < loop_s
+    assert 0.9 * (loop_s - result.overhead_s) <= top.total_s <= loop_s
+    assert result.share(top) == pytest.approx(top.total_s / result.wall_s)
+    other = next(s for s in result.sites if s.method == "predict_on_batch")
+    assert other.location == "train.py:7" and result.share(other) < result.share(top)
+    assert top.report is not None
+    assert "per-call-input-pipeline" in [f.id for f in top.report.findings]
+
+
+@pytest.mark.tf
+def test_run_cli_json_on_tf_keras(tmp_path: Path) -> None:
+    script = write(tmp_path, "train.py", PREDICT_LOOP)
+    out = tmp_path / "run.json"
+    proc = run_cli(
+        "run", "--format", "json", "--iterations", "2", "--out", str(out),
+        str(script), "tf_keras", "4", str(tmp_path / "t.json"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # the script's own print went to stderr
+    assert "done (32, 1)" in proc.stderr
+    loop = next(s for s in doc["sites"] if s["method"] == "predict")
+    assert (loop["location"], loop["calls"], loop["flavour"]) == ("train.py:10", 4, "tf_keras")
+    assert loop["share"] == pytest.approx(loop["total_s"] / doc["wall_s"])
+    assert json.loads(out.read_text()) == doc
+
+
+@pytest.mark.tf
+def test_run_cli_exit_codes(tmp_path: Path) -> None:
+    failing = write(tmp_path, "fail.py", "raise SystemExit(4)\n")
+    proc = run_cli("run", str(failing))
+    assert proc.returncode == 1 and "exit 4" in proc.stdout
+    missing = run_cli("run", str(tmp_path / "nope.py"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines()[-1].startswith("tfdiag: error: ")
+    assert "nope.py: no such script" in missing.stderr

@@ -1,0 +1,213 @@
+"""The iteration timeline on synthetic series: warm-up, spikes, drift, and their findings."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from synth import SITE, Node, make_report
+
+from tfdiag.errors import InputError
+from tfdiag.render.sparkline import sparkline
+from tfdiag.report import Report
+from tfdiag.timeline import analyze_timeline, mann_kendall_z, theil_sen
+
+BASE_S = 0.010
+
+
+def clean(n: int = 200, cv: float = 0.05, seed: int = 0) -> list[float]:
+    rng = random.Random(seed)
+    return [BASE_S * (1 + cv * rng.gauss(0, 1)) for _ in range(n)]
+
+
+def report_with(times: list[float], profiled: tuple[float, ...] = ()) -> Report:
+    root = Node(SITE + "keras/src/backend/tensorflow/trainer.py", "TensorFlowTrainer.predict", 0.2)
+    report = make_report([root], iterations=20, iteration_s=tuple(times))
+    if profiled:
+        report = replace(report, timing=replace(report.timing, profiled_iteration_s=profiled))
+    return report
+
+
+def finding_ids(report: Report) -> list[str]:
+    return [f.id for f in report.findings]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cv", [0.02, 0.05, 0.10])
+def test_clean_noisy_series_has_no_timeline_finding(seed: int, cv: float) -> None:
+    timeline = analyze_timeline(clean(cv=cv, seed=seed))
+    assert (timeline.warmup, timeline.spikes, timeline.drift) == (None, None, None)
+
+
+def test_clean_series_yields_no_timeline_findings_in_the_report() -> None:
+    ids = finding_ids(report_with(clean(seed=3)))
+    assert not {"warmup", "spikes", "drift"} & set(ids)
+
+
+@pytest.mark.parametrize("change", [0.30, 0.60, -0.25])
+def test_injected_trend_is_found_with_its_size(change: float) -> None:
+    n = 150
+    times = [t * (1 + change * i / (n - 1)) for i, t in enumerate(clean(n, seed=1))]
+    drift = analyze_timeline(times).drift
+    assert drift is not None
+    assert drift.change == pytest.approx(change, abs=0.06)
+    assert (drift.z > 0) == (change > 0) and abs(drift.z) >= 3
+    assert (drift.first, drift.last) == (0, n - 1)
+    assert analyze_timeline(times).spikes is None
+
+
+def test_small_trend_below_ten_percent_is_not_drift() -> None:
+    n = 150
+    times = [t * (1 + 0.04 * i / (n - 1)) for i, t in enumerate(clean(n, seed=1))]
+    assert analyze_timeline(times).drift is None
+
+
+def test_periodic_spikes_are_found_with_period_and_size() -> None:
+    times = clean(200, seed=2)
+    where = list(range(9, 200, 25))
+    for i in where:
+        times[i] *= 3
+    spikes = analyze_timeline(times).spikes
+    assert spikes is not None
+    assert spikes.indices == tuple(where)
+    assert spikes.period == 25
+    assert spikes.size == pytest.approx(3.0, abs=0.25)
+    assert spikes.excess_s == pytest.approx(len(where) * 2 * BASE_S, rel=0.15)
+
+
+def test_irregular_spikes_have_no_period() -> None:
+    times = clean(120, seed=4)
+    where = [5, 17, 18, 60, 101]
+    for i in where:
+        times[i] *= 2.5
+    spikes = analyze_timeline(times).spikes
+    assert spikes is not None
+    assert spikes.indices == tuple(where)
+    assert spikes.period is None
+
+
+def test_spikes_on_top_of_drift_are_measured_against_the_trend() -> None:
+    n = 200
+    times = [t * (1 + 0.5 * i / (n - 1)) for i, t in enumerate(clean(n, seed=5))]
+    for i in (40, 90, 140, 190):
+        times[i] *= 2.2
+    timeline = analyze_timeline(times)
+    assert timeline.drift is not None and timeline.drift.change == pytest.approx(0.5, abs=0.08)
+    assert timeline.spikes is not None and timeline.spikes.indices == (40, 90, 140, 190)
+    assert timeline.spikes.size == pytest.approx(2.2, abs=0.25)
+
+
+def test_warmup_is_the_leading_slow_iterations() -> None:
+    times = clean(60, seed=6)
+    times[:3] = [0.5, 0.05, 0.02]
+    timeline = analyze_timeline(times)
+    warmup = timeline.warmup
+    assert warmup is not None and warmup.iterations == 3
+    assert warmup.excess_s == pytest.approx(0.57 - 3 * BASE_S, rel=0.02)
+    assert timeline.spikes is None and timeline.drift is None
+
+
+def test_a_slow_first_half_is_not_warmup() -> None:
+    times = [0.03] * 40 + clean(30, seed=7)
+    assert analyze_timeline(times).warmup is None
+
+
+def test_short_or_invalid_series_yield_nothing() -> None:
+    assert analyze_timeline([0.01, 0.5, 0.01]).spikes is None
+    assert analyze_timeline([0.01] * 7 + [1.0]).n == 8
+    bad = analyze_timeline([0.01] * 10 + [float("nan")])
+    assert (bad.warmup, bad.spikes, bad.drift) == (None, None, None)
+
+
+def test_long_series_are_reduced_to_blocks_and_still_found() -> None:
+    n = 20_000
+    times = [t * (1 + 0.2 * i / (n - 1)) for i, t in enumerate(clean(n, seed=8))]
+    drift = analyze_timeline(times).drift
+    assert drift is not None and drift.change == pytest.approx(0.2, abs=0.04)
+
+
+def test_theil_sen_ignores_outliers_and_mann_kendall_has_the_trend_sign() -> None:
+    xs = [float(i) for i in range(20)]
+    ys = [2.0 + 0.5 * x for x in xs]
+    ys[3], ys[11] = 100.0, -50.0
+    slope, intercept = theil_sen(xs, ys)
+    assert slope == pytest.approx(0.5) and intercept == pytest.approx(2.0)
+    assert mann_kendall_z(list(range(10))) > 3 > 0 > -3 > mann_kendall_z(list(range(10, 0, -1)))
+
+
+def test_findings_carry_the_numbers() -> None:
+    n = 100
+    times = [t * (1 + 0.4 * i / (n - 1)) for i, t in enumerate(clean(n, seed=9))]
+    for i in range(4, n, 12):
+        times[i] *= 3
+    times[0] = 0.4
+    report = report_with(times)
+    found = {f.id: f for f in report.findings}
+    assert {"warmup", "spikes", "drift"} <= set(found)
+    change = re.search(r"([+-]\d+) % over the run", found["drift"].evidence[0])
+    assert change is not None and int(change.group(1)) == pytest.approx(40, abs=6)
+    assert "every 12 iterations" in found["spikes"].evidence[0]
+    assert "at iteration 5, 17, 29" in found["spikes"].evidence[0]
+    assert "the first 1 of 100" in found["warmup"].evidence[0]
+    assert all(0 < found[k].impact <= 1 for k in ("warmup", "spikes", "drift"))
+
+
+def test_profiled_times_are_read_when_unprofiled_ones_are_too_few() -> None:
+    profiled = tuple(t * (1 + 0.5 * i / 39) for i, t in enumerate(clean(40, seed=10)))
+    found = {f.id: f for f in report_with([0.01, 0.01], profiled).findings}
+    assert "drift" in found and "profiled iterations" in found["drift"].evidence[0]
+
+
+def test_sparkline_scales_min_to_max_and_bins_by_maximum() -> None:
+    assert sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█"
+    assert sparkline([1.0, 1.0, 1.0]) == "▁▁▁"
+    assert sparkline([]) == ""
+    line = sparkline([1.0] * 100 + [9.0] + [1.0] * 99, width=20)
+    assert len(line) == 20 and line.count("█") == 1 and set(line) == {"▁", "█"}
+
+
+def test_console_header_shows_the_sparkline() -> None:
+    times = clean(30, seed=11)
+    times[10] = 0.05
+    buf = io.StringIO()
+    report_with(times).show(Console(file=buf, width=120, color_system=None))
+    trend = next(line for line in buf.getvalue().splitlines() if "trend" in line)
+    assert sparkline(times) in trend and "in run order" in trend
+
+
+def test_plot_timeline_writes_a_png_and_never_overwrites(tmp_path: Path) -> None:
+    times = clean(80, seed=12)
+    times[5] = 0.05
+    report = report_with(times)
+    path = tmp_path / "t.png"
+    assert report.plot_timeline(path) == path
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(InputError, match="exists"):
+        report.plot_timeline(path)
+    report.plot_timeline(path, overwrite=True)
+    with pytest.raises(InputError, match="ending in .png"):
+        report.plot_timeline(tmp_path / "t.jpg")
+
+
+def test_plot_without_matplotlib_is_one_clear_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(InputError) as info:
+        report_with(clean(20)).plot_timeline(tmp_path / "t.png")
+    assert str(info.value) == (
+        "plotting needs matplotlib, which is not installed: pip install 'tfdiag[plot]'"
+    )
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_plot_of_a_report_without_times_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no per-iteration times"):
+        report_with([]).plot_timeline(tmp_path / "t.png")

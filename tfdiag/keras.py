@@ -1,0 +1,291 @@
+"""``tfdiag.keras.ProfileCallback``: profile training batches inside a real ``fit()``.
+
+The callback is duck-typed: it has every hook Keras 3's and tf_keras' ``CallbackList``
+call (neither checks ``isinstance(cb, Callback)``), so one class works in both and
+this module never imports TensorFlow or Keras.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tfdiag.capture.environment import current_environment, flavour_of
+from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, snapshot
+from tfdiag.catalog import Rule
+from tfdiag.errors import InputError
+from tfdiag.report import CallInfo, Report, Timing, report_paths
+from tfdiag.stats import ProfileStats
+
+#: Batch times kept for the timeline; longer fits keep the first ones.
+MAX_TIMED_BATCHES = 100_000
+
+
+def _check_batches(batches: object) -> tuple[int, int]:
+    if (
+        not isinstance(batches, (tuple, list))
+        or len(batches) != 2
+        or not all(isinstance(b, int) and not isinstance(b, bool) for b in batches)
+    ):
+        raise InputError(f"batches must be a pair of integers (first, last), got {batches!r}")
+    first, last = batches
+    if first < 1 or last <= first:
+        raise InputError(f"batches must satisfy 1 <= first < last, got ({first}, {last})")
+    if last - first > MAX_ITERATIONS:
+        raise InputError(f"batches span more than {MAX_ITERATIONS:,} batches")
+    return first, last
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+class ProfileCallback:
+    """Profile training batches ``first``–``last`` of a ``fit()`` with cProfile.
+
+    ``model.fit(x, y, callbacks=[cb])`` then ``cb.report.show()``. Batches are
+    counted from 1 across epochs, as TensorBoard's ``profile_batch`` counts them.
+    Batch ``first`` plays the cold call (its table is snapshotted), batches
+    ``first + 1``–``last`` are the steady-state iterations; cProfile stays attached
+    from the start of batch ``first`` to the end of batch ``last``, so the profile
+    holds everything ``fit`` did in between (the step, the data iterator, every
+    callback). Every other batch of the fit is timed with no profiler attached,
+    for the timeline. Works with Keras 3 and tf_keras.
+
+    Args:
+        batches: ``(first, last)``, both included.
+        save: also save the report here when ``fit`` ends (``.tfdiag.json`` + ``.prof``).
+        overwrite: replace an existing saved report.
+        rules: extra culprit rules, tried before the built-in catalog.
+
+    Attributes:
+        report: the :class:`~tfdiag.report.Report` of the last ``fit``, or None.
+
+    Raises:
+        InputError: bad ``batches``, or ``save`` exists and ``overwrite`` is False.
+    """
+
+    def __init__(
+        self,
+        batches: tuple[int, int] = (10, 30),
+        *,
+        save: str | Path | None = None,
+        overwrite: bool = False,
+        rules: Iterable[Rule] = (),
+    ) -> None:
+        self.batches = _check_batches(batches)
+        self.rules = tuple(rules)
+        if not all(isinstance(r, Rule) for r in self.rules):
+            raise InputError("rules must be tfdiag.Rule objects")
+        self.save_path = Path(save) if save is not None else None
+        self.overwrite = overwrite
+        if self.save_path is not None and not overwrite:
+            taken = [p for p in report_paths(self.save_path) if p.exists()]
+            if taken:
+                raise InputError(f"{taken[0]} exists; pass overwrite=True to replace it")
+        self.report: Report | None = None
+        self.model: Any = None
+        self.params: dict[str, Any] = {}
+        # tf_keras reads these two; False: logs reach us as numpy, not tensors.
+        self._supports_tf_logs = False
+        self._chief_worker_only = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._count = 0
+        self._t0 = 0.0
+        self._profiler: cProfile.Profile | None = None
+        self._cold: ProfileStats | None = None
+        self._stats: ProfileStats | None = None
+        self._profiled_s: list[float] = []
+        self._timed_s: list[float] = []
+        self._dropped = 0
+        self._failed: str | None = None
+        self._train_function: Callable[..., Any] | None = None
+
+    # -- Keras hooks that matter -----------------------------------------------------
+
+    def set_model(self, model: Any) -> None:
+        self.model = model
+
+    def set_params(self, params: dict[str, Any]) -> None:
+        self.params = dict(params or {})
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        self.close()
+        self._reset()
+        self.report = None
+        fn: Any = getattr(self.model, "train_function", None)
+        while hasattr(fn, "__tfdiag_step__"):  # left by a fit that another callback aborted
+            fn = fn.__tfdiag_step__
+        if callable(fn):
+            self._train_function = fn
+            self.model.train_function = self._guarded(fn)
+
+    def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        self._count += 1
+        first, last = self.batches
+        if self._count == first:
+            if _LOCK.acquire(blocking=False):
+                self._profiler = cProfile.Profile()
+                self._t0 = time.perf_counter()
+                self._profiler.enable()
+                return
+            self._failed = "another tfdiag profile was running in this process"
+        elif self._count == first + 1 and self._profiler is not None:
+            self._profiler.disable()
+            self._cold = snapshot(self._profiler)
+            self._profiler.enable()
+        self._t0 = time.perf_counter()
+
+    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+        elapsed = time.perf_counter() - self._t0
+        if self._profiler is not None:
+            self._profiled_s.append(elapsed)
+            if self._count == self.batches[1]:
+                self._detach()
+        elif len(self._timed_s) < MAX_TIMED_BATCHES:
+            self._timed_s.append(elapsed)
+        else:
+            self._dropped += 1
+
+    def on_train_end(self, logs: Any = None) -> None:
+        self._finish()
+
+    def close(self) -> Report | None:
+        """Detach the profiler and restore the model's step if a ``fit`` left them.
+
+        ``fit`` does this itself when it ends or its step raises; call ``close()``
+        after a ``fit`` that another callback aborted inside the profiled batches.
+        """
+        if self._profiler is not None or self._train_function is not None:
+            self._finish()
+        return self.report
+
+    # -- the rest of the Callback interface (both Keras flavours) ---------------------
+
+    def _implements_train_batch_hooks(self) -> bool:
+        return True
+
+    def _implements_test_batch_hooks(self) -> bool:
+        return False
+
+    def _implements_predict_batch_hooks(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        # on_epoch_begin, on_test_batch_end, ... and any hook a later Keras adds.
+        if name.startswith("on_"):
+            return _noop
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # -- internals -------------------------------------------------------------------
+
+    def _guarded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The model's step, detaching the profiler if it raises (fit is aborting)."""
+
+        def train_function(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as exc:
+                self._failed = f"fit raised {type(exc).__name__} at batch {self._count}"
+                self._finish()
+                raise
+
+        train_function.__tfdiag_step__ = fn  # type: ignore[attr-defined]
+        return train_function
+
+    def _detach(self) -> None:
+        if self._profiler is None:
+            return
+        self._profiler.disable()
+        self._stats = snapshot(self._profiler)
+        self._profiler = None
+        _LOCK.release()
+
+    def _finish(self) -> None:
+        self._detach()
+        if self._train_function is not None:
+            if self.model is not None:
+                self.model.train_function = self._train_function
+            self._train_function = None
+        self.report = self._build()
+        if self.report is None:
+            first, last = self.batches
+            reason = self._failed or f"fit ran {self._count} batch(es)"
+            warnings.warn(
+                f"tfdiag: no report for batches {first}–{last} ({reason}; at least the "
+                "first two of them must run)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        elif self.save_path is not None:
+            try:
+                self.report.save(self.save_path, overwrite=self.overwrite)
+            except InputError as exc:  # never abort the user's training over a file
+                warnings.warn(f"tfdiag: report not saved: {exc}", RuntimeWarning, stacklevel=3)
+
+    def _build(self) -> Report | None:
+        profiled = self._profiled_s
+        if self._stats is None or self._cold is None or len(profiled) < 2:
+            return None
+        first, last = self.batches
+        done = first + len(profiled) - 1
+        model = self.model
+        cls = type(model)
+        notes = [
+            f"iterations are training batches {first + 1}–{done} of this fit, batch {first} "
+            "is shown as the first call"
+        ]
+        if self._timed_s:
+            before = min(len(self._timed_s), first - 1)
+            after = len(self._timed_s) - before
+            spans = [_span(1, before)] if before else []
+            spans += [_span(last + 1, last + after)] if after else []
+            notes.append(
+                f"the timeline is batches {' and '.join(spans)}, timed with no profiler attached "
+                f"(numbered 1–{len(self._timed_s)} there)"
+            )
+        if self._failed:
+            notes.append(self._failed)
+        if done < last:
+            notes.append(f"fit ended after batch {done}, before batch {last}")
+        if len(profiled) - 1 < 3:
+            notes.append("fewer than 3 steady batches: build and per-iteration cost blur")
+        if self._dropped:
+            notes.append(f"the last {self._dropped} batch times were not kept")
+        kwargs = [("batches", f"{first}–{last}")]
+        kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
+        return Report(
+            call=CallInfo(
+                label=f"{cls.__name__}.fit",
+                target=f"{cls.__module__}.{cls.__qualname__}.fit",
+                method="fit",
+                flavour=flavour_of(model),
+                kwargs=tuple(kwargs),
+            ),
+            environment=current_environment(),
+            timing=Timing(
+                iterations=len(profiled) - 1,
+                profiled_calls=len(profiled),
+                first_call_s=profiled[0],
+                iteration_s=tuple(self._timed_s),
+                profiled_iteration_s=tuple(profiled[1:]),
+            ),
+            profile=self._stats,
+            cold_profile=self._cold,
+            rules=self.rules,
+            notes=tuple(notes),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            source="keras-callback",
+            partial=done < last,
+        )

@@ -1,0 +1,106 @@
+"""A PNG plot of a run's iteration times, with the timeline findings marked.
+
+matplotlib is an optional extra (``pip install 'tfdiag[plot]'``); it is imported
+here only, and only its object API (no pyplot), so a notebook's backend is left
+as it was.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfdiag._atomic import write_set
+from tfdiag.errors import InputError
+from tfdiag.timeline import analyze_timeline
+from tfdiag.timeline_advice import timeline_series
+
+if TYPE_CHECKING:
+    from tfdiag.report import Report
+
+
+def _matplotlib() -> tuple[Any, Any]:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise InputError(
+            "plotting needs matplotlib, which is not installed: pip install 'tfdiag[plot]'"
+        ) from None
+    return Figure, FigureCanvasAgg
+
+
+def timeline_png(report: Report) -> bytes:
+    """The plot as PNG bytes.
+
+    Raises:
+        InputError: matplotlib is missing, or the report holds no iteration times.
+    """
+    figure_cls, canvas_cls = _matplotlib()
+    times, what = timeline_series(report.timing)
+    if not times:
+        raise InputError("this report holds no per-iteration times to plot")
+    timeline = analyze_timeline(times)
+    fig = figure_cls(figsize=(8, 3.4), dpi=100)
+    canvas_cls(fig)
+    ax = fig.add_subplot()
+    xs = list(range(1, len(times) + 1))
+    ms = [t * 1e3 for t in times]
+    ax.plot(xs, ms, marker=".", linewidth=1, color="tab:blue", label=what)
+    if timeline.median_s is not None:
+        ax.axhline(timeline.median_s * 1e3, color="grey", linewidth=0.8, linestyle=":")
+    if timeline.warmup:
+        w = timeline.warmup.iterations
+        ax.axvspan(0.5, w + 0.5, color="tab:orange", alpha=0.2, label=f"warm-up ({w})")
+        top = max(ms[w:]) * 1.2
+        if max(ms[:w]) > top:
+            # A cold first iteration would flatten the rest: clip it and write its value.
+            ax.set_ylim(0, top)
+            for i in range(w):
+                if ms[i] > top:
+                    ax.annotate(
+                        f"↑ {ms[i]:.1f} ms",
+                        (i + 1, top),
+                        xytext=(4, -12),
+                        textcoords="offset points",
+                        fontsize="small",
+                        color="tab:orange",
+                    )
+    if timeline.spikes:
+        s = timeline.spikes
+        every = f", every {s.period}" if s.period else ""
+        ax.scatter(
+            [i + 1 for i in s.indices],
+            [ms[i] for i in s.indices],
+            color="tab:red",
+            zorder=3,
+            label=f"spikes ({len(s.indices)}{every})",
+        )
+    if timeline.drift:
+        d = timeline.drift
+        ax.plot(
+            [d.first + 1, d.last + 1],
+            [d.start_s * 1e3, d.end_s * 1e3],
+            linestyle="--",
+            color="tab:purple",
+            label=f"drift {100 * d.change:+.0f} %",
+        )
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("ms per iteration")
+    ax.set_title(f"tfdiag · {report.call.label}", loc="left", fontsize="medium")
+    ax.set_ylim(bottom=0)  # keeps a top set by the warm-up clip
+    ax.legend(fontsize="small", loc="upper right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def plot_timeline(report: Report, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write the plot to ``path`` (a ``.png``), atomically; never overwrites unless asked."""
+    p = Path(path)
+    if p.suffix.lower() != ".png":
+        raise InputError(f"{p}: the timeline plot is a PNG; give a path ending in .png")
+    write_set({p: timeline_png(report)}, overwrite=overwrite)
+    return p

@@ -1,0 +1,119 @@
+"""Run a user's script with Keras' step methods timed per call site, and profiled.
+
+``predict``, ``fit``, ``evaluate``, ``train_on_batch``, ``test_on_batch`` and
+``predict_on_batch`` are patched on the classes that define them for
+``keras.Model`` (Keras 3) and ``tf_keras.Model``, and always restored, whether the
+script returns, raises or calls ``sys.exit``; :class:`~tfdiag.script.recorder.Recorder`
+charges each call to the user's line that made it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import runpy
+import sys
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tfdiag.capture.runner import MAX_ITERATIONS
+from tfdiag.errors import InputError
+from tfdiag.script.recorder import Recorder
+from tfdiag.script.result import ScriptResult
+
+METHODS = ("predict", "fit", "evaluate", "train_on_batch", "test_on_batch", "predict_on_batch")
+
+
+def model_classes() -> list[type]:
+    """``keras.Model`` and ``tf_keras.Model``, whichever are installed (imports them)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    found = []
+    for name in ("keras", "tf_keras"):
+        if importlib.util.find_spec(name) is not None:
+            found.append(importlib.import_module(name).Model)
+    if not found:
+        raise InputError("neither keras nor tf_keras is installed: nothing to instrument")
+    return found
+
+
+@contextmanager
+def instrumented(classes: Sequence[type], recorder: Recorder) -> Iterator[None]:
+    """Patch METHODS where each class's MRO defines them; restore them on the way out."""
+    patched: list[tuple[type, str, Any]] = []
+    try:
+        for cls in classes:
+            for name in METHODS:
+                owner = next((c for c in cls.__mro__ if name in c.__dict__), None)
+                if owner is None or any(o is owner and n == name for o, n, _ in patched):
+                    continue
+                original = owner.__dict__[name]
+                setattr(owner, name, recorder.wrap(original, name))
+                patched.append((owner, name, original))
+        yield
+    finally:
+        for owner, name, original in reversed(patched):
+            setattr(owner, name, original)
+
+
+def _exit_status(code: object) -> str:
+    if code is None or code == 0:
+        return "ok"
+    if isinstance(code, int):
+        return f"exit {code}"
+    print(code, file=sys.stderr)
+    return f"exit 1 ({code})"
+
+
+def _print_script_traceback(exc: BaseException, script: str) -> None:
+    """The traceback from the script's first frame on, as ``python script.py`` prints it."""
+    tb = exc.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb or exc.__traceback__, file=sys.stderr)
+
+
+def run_script(path: str | Path, argv: Sequence[str] = (), *, iterations: int = 10) -> ScriptResult:
+    """Run ``path`` as ``__main__`` with ``sys.argv = [path, *argv]``, Keras calls recorded.
+
+    The script's own exceptions are printed (as Python would) and reported in
+    ``status``; ``KeyboardInterrupt`` stops the script and is reported as ``interrupted``.
+
+    Raises:
+        InputError: ``path`` is not a file, ``iterations`` is out of range, or no Keras
+            is installed.
+    """
+    script = Path(path)
+    if not script.is_file():
+        raise InputError(f"{script}: no such script")
+    if isinstance(iterations, bool) or not isinstance(iterations, int):
+        raise InputError(f"iterations must be an integer, got {iterations!r}")
+    if not 0 <= iterations <= MAX_ITERATIONS:
+        raise InputError(f"iterations must be between 0 and {MAX_ITERATIONS:,}, got {iterations}")
+    classes = model_classes()
+    recorder = Recorder(script, iterations=iterations)
+    saved_argv, saved_path = sys.argv, sys.path[:]
+    sys.argv = [str(script), *argv]
+    sys.path.insert(0, str(script.resolve().parent))
+    status = "ok"
+    t0 = time.perf_counter()
+    try:
+        with instrumented(classes, recorder):
+            try:
+                runpy.run_path(str(script), run_name="__main__")
+            except SystemExit as exc:
+                status = _exit_status(exc.code)
+            except KeyboardInterrupt:
+                status = "interrupted (KeyboardInterrupt)"
+            except Exception as exc:
+                _print_script_traceback(exc, recorder.script)
+                status = f"raised {type(exc).__name__}: {exc}"
+    finally:
+        wall = time.perf_counter() - t0
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+    return recorder.result(argv, wall, status)

@@ -1,0 +1,297 @@
+"""The recorder behind ``tfdiag run``: every instrumented Keras call, by the user's line.
+
+Each call is charged to the nearest line of the user's own code on the stack (the
+script, or a file beside it that is not an installed package); calls Keras makes
+inside another instrumented call (``fit`` → ``evaluate`` for validation) belong to
+the outer call. The first call of each site and ``iterations`` more run under
+cProfile, so a costly site gets the same analysis as ``tfdiag.profile``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import functools
+import linecache
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tfdiag.capture.environment import current_environment, describe_call, flavour_of
+from tfdiag.capture.runner import _LOCK, snapshot
+from tfdiag.report import CallInfo, Report, Timing
+from tfdiag.script.result import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite, ScriptResult
+from tfdiag.stats import ProfileStats
+
+#: Per-call times kept per site (the counts and totals stay exact beyond it).
+MAX_CALL_TIMES = 10_000
+_TFDIAG_DIR = str(Path(__file__).resolve().parent.parent)
+_PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
+#: The CallbackList hook Keras 3 and tf_keras call once per batch, by method.
+_BATCH_HOOKS = {
+    "fit": "CallbackList.on_train_batch_begin",
+    "evaluate": "CallbackList.on_test_batch_begin",
+    "predict": "CallbackList.on_predict_batch_begin",
+}
+
+
+def _batches(stats: ProfileStats, method: str) -> int:
+    """How many batches one fit/evaluate/predict call ran: its batch-begin hook's calls."""
+    hook = _BATCH_HOOKS.get(method)
+    return max((f.primitive_calls for f in stats.functions if f.name == hook), default=0)
+
+
+@dataclass
+class _Site:
+    file: str
+    line: int
+    method: str
+    owner: str
+    flavour: str
+    code: str
+    call: CallInfo
+    calls: int = 0
+    total_s: float = 0.0
+    errors: int = 0
+    profiled_s: list[float] = field(default_factory=list)
+    timed_s: list[float] = field(default_factory=list)
+    profiler: cProfile.Profile | None = None
+    cold: ProfileStats | None = None
+    stats: ProfileStats | None = None
+
+
+class Recorder:
+    """Collects every instrumented call by the user's line that made it."""
+
+    def __init__(self, script: Path, *, iterations: int) -> None:
+        self.script = str(script.resolve())
+        self.root = str(script.resolve().parent)
+        self.limit = iterations + 1 if iterations > 0 else 0
+        self.iterations = iterations
+        #: Time spent in this recorder's own bookkeeping, outside the calls it times.
+        self.overhead_s = 0.0
+        self._sites: dict[tuple[str, int, str], _Site] = {}
+        self._user: dict[str, bool] = {}
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def wrap(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
+        recorder = self
+
+        @functools.wraps(original)
+        def instrumented_call(model: Any, *args: Any, **kwargs: Any) -> Any:
+            return recorder.call(original, method, model, args, kwargs)
+
+        return instrumented_call
+
+    def call(
+        self,
+        original: Callable[..., Any],
+        method: str,
+        model: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        local = self._local
+        if getattr(local, "inside", False):
+            return original(model, *args, **kwargs)
+        entered = time.perf_counter()
+        local.inside = True
+        try:
+            site = self._site(sys._getframe(2), method, model, args, kwargs)
+            profiler = self._profiler_for(site)
+            failed = False
+            t0 = time.perf_counter()
+            if profiler is not None:
+                profiler.enable()
+            try:
+                return original(model, *args, **kwargs)
+            except BaseException:
+                failed = True
+                raise
+            finally:
+                if profiler is not None:
+                    profiler.disable()
+                t1 = time.perf_counter()
+                self._record(site, t1 - t0, failed, profiler)
+                with self._lock:  # the stack walk, the snapshots: left out of the wall time
+                    self.overhead_s += (t0 - entered) + (time.perf_counter() - t1)
+        finally:
+            local.inside = False
+
+    # -- internals -------------------------------------------------------------------
+
+    def _is_user(self, filename: str) -> bool:
+        known = self._user.get(filename)
+        if known is None:
+            path = os.path.abspath(filename)
+            known = not filename.startswith("<") and (
+                path == self.script
+                or (
+                    path.startswith(self.root + os.sep)
+                    and not path.startswith(_TFDIAG_DIR + os.sep)
+                    and not _PACKAGE_DIRS & set(Path(path).parts)
+                )
+            )
+            self._user[filename] = known
+        return known
+
+    def _site(
+        self,
+        caller: FrameType,
+        method: str,
+        model: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> _Site:
+        frame: FrameType | None = caller
+        while frame is not None and not self._is_user(frame.f_code.co_filename):
+            frame = frame.f_back
+        where = frame or caller
+        filename, line = where.f_code.co_filename, where.f_lineno
+        key = (filename, line, method)
+        site = self._sites.get(key)
+        if site is None:
+            path = os.path.abspath(filename)
+            shown = os.path.relpath(path, self.root) if self._is_user(filename) else filename
+            with self._lock:
+                site = self._sites.setdefault(
+                    key,
+                    _Site(
+                        file=shown,
+                        line=line,
+                        method=method,
+                        owner=type(model).__name__,
+                        flavour=flavour_of(model),
+                        code=linecache.getline(filename, line).strip(),
+                        call=describe_call(getattr(model, method), args, kwargs),
+                    ),
+                )
+        return site
+
+    def _profiler_for(self, site: _Site) -> cProfile.Profile | None:
+        if len(site.profiled_s) >= self.limit or not _LOCK.acquire(blocking=False):
+            return None
+        if site.profiler is None:
+            site.profiler = cProfile.Profile()
+        return site.profiler
+
+    def _record(
+        self, site: _Site, elapsed: float, failed: bool, profiler: cProfile.Profile | None
+    ) -> None:
+        with self._lock:
+            site.calls += 1
+            site.total_s += elapsed
+            site.errors += failed
+            if profiler is not None:
+                site.profiled_s.append(elapsed)
+                if len(site.profiled_s) == 1:
+                    site.cold = snapshot(profiler)
+                if len(site.profiled_s) == self.limit:
+                    site.stats, site.profiler = snapshot(profiler), None
+            elif len(site.profiled_s) + len(site.timed_s) < MAX_CALL_TIMES:
+                site.timed_s.append(elapsed)
+        if profiler is not None:
+            _LOCK.release()
+
+    def _report(self, site: _Site, shown: str) -> Report | None:
+        if site.profiler is not None:
+            site.stats, site.profiler = snapshot(site.profiler), None
+        k = len(site.profiled_s)
+        if site.stats is None or k == 0:
+            return None
+        notes = [f"calls made at {shown}; the first {k} ran under cProfile"]
+        if site.timed_s:
+            notes.append(
+                f"the timeline is calls {k + 1}–{k + len(site.timed_s)} of this site, with no "
+                f"profiler attached (numbered 1–{len(site.timed_s)} there)"
+            )
+        if k >= 2:
+            timing = Timing(
+                iterations=k - 1,
+                profiled_calls=k,
+                first_call_s=site.profiled_s[0],
+                iteration_s=tuple(site.timed_s),
+                profiled_iteration_s=tuple(site.profiled_s[1:]),
+            )
+            cold = site.cold
+        else:
+            batches = _batches(site.stats, site.method)
+            if batches >= 3:
+                notes.append(
+                    f"one {site.method} call: its {batches} batches are read as the iterations "
+                    "(no cold-call snapshot, so steady state = runtime − build)"
+                )
+                timing, cold = Timing(iterations=batches, profiled_calls=batches), None
+            else:
+                notes.append("one call of one or two batches: all of it is first-call cost")
+                timing = Timing(iterations=1, profiled_calls=1, first_call_s=site.profiled_s[0])
+                cold = site.stats
+        return Report(
+            call=site.call,
+            environment=current_environment(),
+            timing=timing,
+            profile=site.stats,
+            cold_profile=cold,
+            notes=tuple(notes),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            source="script",
+            partial=site.errors > 0,
+        )
+
+    def result(self, argv: Sequence[str], measured_s: float, status: str) -> ScriptResult:
+        """The result; the script's wall time is ``measured_s`` less this recorder's overhead."""
+        wall_s = max(measured_s - self.overhead_s, 0.0)
+        ranked = sorted(self._sites.values(), key=lambda s: s.total_s, reverse=True)
+        sites: list[CallSite] = []
+        for site in ranked:
+            costly = (
+                wall_s > 0
+                and site.total_s / wall_s >= COSTLY_SHARE
+                and sum(s.report is not None for s in sites) < MAX_COSTLY_SITES
+            )
+            location = f"{site.file}:{site.line}"
+            sites.append(
+                CallSite(
+                    file=site.file,
+                    line=site.line,
+                    method=site.method,
+                    owner=site.owner,
+                    flavour=site.flavour,
+                    code=site.code,
+                    calls=site.calls,
+                    total_s=site.total_s,
+                    errors=site.errors,
+                    profiled_calls=len(site.profiled_s),
+                    call_s=tuple(site.profiled_s + site.timed_s),
+                    report=self._report(site, location) if costly else None,
+                )
+            )
+        notes = [
+            "TensorFlow and Keras were imported before the script started: their import "
+            "time is not in the script's wall time"
+        ]
+        if self.limit:
+            notes.append(
+                f"the first call of each site and {self.iterations} more ran under cProfile, "
+                "which slows them; times include that"
+            )
+        cwd = os.getcwd()
+        return ScriptResult(
+            script=os.path.relpath(self.script) if self.script.startswith(cwd) else self.script,
+            argv=tuple(argv),
+            wall_s=wall_s,
+            overhead_s=self.overhead_s,
+            status=status,
+            sites=tuple(sites),
+            iterations=self.iterations,
+            environment=current_environment(),
+            notes=tuple(notes),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
