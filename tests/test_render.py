@@ -9,7 +9,8 @@ from synth import SITE, Node, make_report
 from tf20_fixture import tf20_predict_stats
 
 from tfdiag.load import report_from_stats
-from tfdiag.render.console import fmt_s, render_report
+from tfdiag.render.console import render_report
+from tfdiag.units import fmt_s
 
 KERAS = SITE + "keras/src/"
 
@@ -68,3 +69,11 @@ def test_bare_prof_view_labels_its_fallback() -> None:
     # Seeds' view: `_process_inputs` at 81 % of runtime minus build.
     line = next(ln for ln in text.splitlines() if "training_v2.py:_process_inputs" in ln)
     assert "81." in line
+
+
+def test_jupyter_shows_the_view_not_the_dataclass() -> None:
+    report = report_from_stats(tf20_predict_stats(), name="seed.prof", iterations=None)
+    bundle = report._repr_mimebundle_()
+    assert "training_v2.py:_process_inputs" in bundle["text/plain"]
+    assert bundle["text/html"].lstrip().startswith("<!DOCTYPE html>")
+    assert "per-call-input-pipeline" in bundle["text/html"]

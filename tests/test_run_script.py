@@ -133,7 +133,8 @@ def test_the_script_gets_its_own_argv_and_main(tmp_path: Path, fake_keras: None)
         f"""
         import json, sys
         if __name__ == "__main__":
-            json.dump(sys.argv, open({str(out)!r}, "w"))
+            with open({str(out)!r}, "w") as fh:
+                json.dump(sys.argv, fh)
         """,
     )
     run_script(script, ["x", "--y", "-n", "3"])

@@ -204,15 +204,7 @@ def report_from_json(doc: dict[str, Any]) -> Report:
             args=tuple(str(a) for a in call.get("args", ())),
             kwargs=tuple((str(k), str(v)) for k, v in dict(call.get("kwargs", {})).items()),
         ),
-        environment=Environment(
-            python=str(env.get("python", "")),
-            platform=str(env.get("platform", "")),
-            tensorflow=env.get("tensorflow"),
-            keras=env.get("keras"),
-            tf_keras=env.get("tf_keras"),
-            cpu_count=env.get("cpu_count"),
-            devices=tuple(str(d) for d in env.get("devices", ())),
-        ),
+        environment=Environment.from_json(env),
         timing=Timing(
             iterations=iterations,
             profiled_calls=int(timing.get("profiled_calls", iterations + 1)),

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfdiag._atomic import Content, write_set
+from tfdiag._renderable import Renderable
 from tfdiag.catalog import Rule
 from tfdiag.errors import InputError
 from tfdiag.stats import ProfileStats
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.console import RenderableType
 
     from tfdiag.analysis import Analysis
     from tfdiag.probe_data import Probes
@@ -53,6 +54,19 @@ class Environment:
     tf_keras: str | None = None
     cpu_count: int | None = None
     devices: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, env: dict[str, Any]) -> Environment:
+        """Read back what ``to_json`` wrote; missing keys take their defaults."""
+        return cls(
+            python=str(env.get("python", "")),
+            platform=str(env.get("platform", "")),
+            tensorflow=env.get("tensorflow"),
+            keras=env.get("keras"),
+            tf_keras=env.get("tf_keras"),
+            cpu_count=env.get("cpu_count"),
+            devices=tuple(str(d) for d in env.get("devices", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -90,7 +104,7 @@ class Timing:
 
 
 @dataclass(frozen=True, repr=False)
-class Report:
+class Report(Renderable):
     """One profiled run. Build it with :func:`tfdiag.profile` or :func:`load_report`."""
 
     call: CallInfo
@@ -138,20 +152,10 @@ class Report:
 
     # -- output --------------------------------------------------------------------
 
-    def show(self, console: Console | None = None, *, width: int | None = None) -> None:
-        """Print the breakdown with rich (terminal or notebook)."""
+    def _render(self) -> RenderableType:
         from tfdiag.render.console import render_report
 
-        if console is None:
-            from rich.console import Console
-
-            console = Console(width=width) if width else Console()
-        console.print(render_report(self))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from tfdiag.render.console import render_report
-
-        yield render_report(self)
+        return render_report(self)
 
     def plot_timeline(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write a PNG of the iteration times, warm-up, spikes and drift marked.

@@ -11,19 +11,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tfdiag.timeline import MIN_POINTS, Timeline, analyze_timeline
+from tfdiag.units import fmt_s
 
 if TYPE_CHECKING:
     from tfdiag.report import Timing
 
 Advice = tuple[float, tuple[str, ...], str]
-
-
-def fmt_s(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} µs"
 
 
 def timeline_series(timing: Timing) -> tuple[tuple[float, ...], str]:

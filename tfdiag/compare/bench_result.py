@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from tfdiag import __version__
 from tfdiag._atomic import write_set
+from tfdiag._renderable import Renderable
 from tfdiag.compare.measure import iqr, is_noisy, median, relative_spread, signed_percent
-from tfdiag.compare.result_json import environment_from_json
 from tfdiag.compare.seed_models import SEED_ITERATIONS, SIZES
 from tfdiag.errors import InputError
 from tfdiag.report import SCHEMA_VERSION, Environment
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.console import RenderableType
 
 CSV_COLUMNS = (
     "flavour",
@@ -91,7 +91,7 @@ RowKey = tuple[str, str, str, str]  # flavour, model, data, input
 
 
 @dataclass(frozen=True)
-class BenchResult:
+class BenchResult(Renderable):
     cells: tuple[BenchCell, ...]
     settings: BenchSettings = field(default_factory=BenchSettings)
     environment: Environment = field(default_factory=Environment)
@@ -136,19 +136,10 @@ class BenchResult:
 
     # -- output ----------------------------------------------------------------------
 
-    def show(self, console: Console | None = None, *, width: int | None = None) -> None:
+    def _render(self) -> RenderableType:
         from tfdiag.render.bench_console import render_bench
 
-        if console is None:
-            from rich.console import Console
-
-            console = Console(width=width) if width else Console()
-        console.print(render_bench(self))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from tfdiag.render.bench_console import render_bench
-
-        yield render_bench(self)
+        return render_bench(self)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -261,6 +252,6 @@ def bench_from_json(doc: dict[str, Any]) -> BenchResult:
             repeats=int(s.get("repeats", 5)),
             warmup=int(s.get("warmup", 1)),
         ),
-        environment=environment_from_json(doc.get("environment", {})),
+        environment=Environment.from_json(doc.get("environment", {})),
         created=str(doc.get("created", "")),
     )

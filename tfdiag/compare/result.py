@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfdiag._atomic import write_set
+from tfdiag._renderable import Renderable
 from tfdiag.compare.measure import iqr, is_noisy, median, relative_spread, signed_percent
 from tfdiag.report import SCHEMA_VERSION, Environment, report_paths
+from tfdiag.units import fmt_s
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.console import RenderableType
 
 #: "Do" also lists safe methods within this factor of the fastest...
 DO_WITHIN = 1.25
@@ -109,7 +111,7 @@ class Recommendation:
 
 
 @dataclass(frozen=True)
-class CompareResult:
+class CompareResult(Renderable):
     """Every method measured on one model and data. Build it with :func:`tfdiag.compare`."""
 
     methods: tuple[MethodResult, ...]
@@ -241,7 +243,7 @@ class CompareResult:
             if base is not None and base.ok and base.median_s:
                 do.append(
                     f"Do: `{self.call_of(m)}` — {_times(base.median_s / m.median_s)} faster "
-                    f"than `{base.call}` here ({_secs(m.median_s)} vs {_secs(base.median_s)} "
+                    f"than `{base.call}` here ({fmt_s(m.median_s)} vs {fmt_s(base.median_s)} "
                     "per call)"
                 )
             elif m is best:
@@ -274,20 +276,10 @@ class CompareResult:
 
     # -- output ----------------------------------------------------------------------
 
-    def show(self, console: Console | None = None, *, width: int | None = None) -> None:
-        """Print the comparison with rich (terminal or notebook)."""
+    def _render(self) -> RenderableType:
         from tfdiag.render.compare_console import render_compare
 
-        if console is None:
-            from rich.console import Console
-
-            console = Console(width=width) if width else Console()
-        console.print(render_compare(self))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from tfdiag.render.compare_console import render_compare
-
-        yield render_compare(self)
+        return render_compare(self)
 
     def to_json(self) -> dict[str, Any]:
         """Raw records plus the derived views (what :func:`result_from_json` reads back)."""
@@ -308,14 +300,6 @@ class CompareResult:
 
 def _times(ratio: float) -> str:
     return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
-
-
-def _secs(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} µs"
 
 
 def _why(m: MethodResult) -> str:

@@ -100,21 +100,9 @@ def result_from_json(doc: dict[str, Any]) -> CompareResult:
         data=tuple((str(k), str(v)) for k, v in dict(doc.get("data", {})).items()),
         settings=Settings(**{k: v for k, v in settings.items() if k in known}),
         baselines=tuple((str(k), str(v)) for k, v in dict(doc.get("baselines", {})).items()),
-        environment=environment_from_json(doc.get("environment", {})),
+        environment=Environment.from_json(doc.get("environment", {})),
         notes=tuple(str(n) for n in doc.get("notes", ())),
         created=str(doc.get("created", "")),
-    )
-
-
-def environment_from_json(env: dict[str, Any]) -> Environment:
-    return Environment(
-        python=str(env.get("python", "")),
-        platform=str(env.get("platform", "")),
-        tensorflow=env.get("tensorflow"),
-        keras=env.get("keras"),
-        tf_keras=env.get("tf_keras"),
-        cpu_count=env.get("cpu_count"),
-        devices=tuple(str(d) for d in env.get("devices", ())),
     )
 
 

@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.render.console import fmt_s
+from tfdiag.units import fmt_s
 
 if TYPE_CHECKING:
     from tfdiag.compare.result import CompareResult, MethodResult

@@ -14,6 +14,7 @@ from rich.text import Text
 from tfdiag.catalog import Category
 from tfdiag.classify import CostClass
 from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
+from tfdiag.units import fmt_pct, fmt_s
 
 if TYPE_CHECKING:
     from tfdiag.report import Report
@@ -22,21 +23,6 @@ if TYPE_CHECKING:
 TOP_CULPRITS = 12
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 _FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
-
-
-def fmt_s(seconds: float | None) -> str:
-    """Seconds with a unit that keeps three significant digits."""
-    if seconds is None:
-        return "–"
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} µs"
-
-
-def fmt_pct(share: float) -> str:
-    return f"{100 * share:.1f} %"
 
 
 def _header(report: Report) -> Panel:

@@ -13,8 +13,8 @@ from rich.text import Text
 from tfdiag.catalog import Category
 from tfdiag.oplevel import op_figures, retracing_check
 from tfdiag.probe_data import TfProfile, slowdowns
-from tfdiag.render.console import fmt_pct, fmt_s
 from tfdiag.sampled import sampled_shares
+from tfdiag.units import fmt_pct, fmt_s
 
 if TYPE_CHECKING:
     from tfdiag.report import Report

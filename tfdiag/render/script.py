@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.render.console import fmt_pct, fmt_s
+from tfdiag.units import fmt_pct, fmt_s
 
 if TYPE_CHECKING:
     from tfdiag.script.result import CallSite, ScriptResult

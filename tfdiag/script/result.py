@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from tfdiag import __version__
 from tfdiag._atomic import write_set
+from tfdiag._renderable import Renderable
 from tfdiag.errors import InputError
 from tfdiag.report import SCHEMA_VERSION, Environment, Report
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.console import RenderableType
 
 #: A site at least this share of the script's wall time is "costly": its findings are shown.
 COSTLY_SHARE = 0.05
@@ -64,7 +65,7 @@ class CallSite:
 
 
 @dataclass(frozen=True)
-class ScriptResult:
+class ScriptResult(Renderable):
     """One run of a user's script under ``tfdiag run``; sites by total time, largest first."""
 
     script: str
@@ -98,19 +99,10 @@ class ScriptResult:
 
     # -- output --------------------------------------------------------------------
 
-    def show(self, console: Console | None = None, *, width: int | None = None) -> None:
+    def _render(self) -> RenderableType:
         from tfdiag.render.script import render_script
 
-        if console is None:
-            from rich.console import Console
-
-            console = Console(width=width) if width else Console()
-        console.print(render_script(self))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from tfdiag.render.script import render_script
-
-        yield render_script(self)
+        return render_script(self)
 
     def to_json(self) -> dict[str, Any]:
         return {
