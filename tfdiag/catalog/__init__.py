@@ -182,8 +182,9 @@ class Catalog:
 def default_catalog() -> Catalog:
     """The built-in catalog (one shared instance, so its match cache is shared too)."""
     from tfdiag.catalog.culprits import RULES
+    from tfdiag.catalog.legacy import LEGACY_RULES
 
-    return Catalog(RULES)
+    return Catalog(RULES + LEGACY_RULES)
 
 
 def load_rules(path: str | os.PathLike[str]) -> tuple[Rule, ...]:

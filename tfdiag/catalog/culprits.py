@@ -19,11 +19,11 @@ OC = Category.OUTPUT_CONVERSION
 WR = Category.WRAPPER
 OT = Category.OTHER
 
-_PER_CALL_DATA = (
+PER_CALL_DATA_FIX = (
     "predict_on_batch(x) or model(x, training=False) for in-memory batches; "
     "for many batches build one tf.data.Dataset and make one predict/fit call over it"
 )
-_TRACE = "call a tf.function with tensors of a fixed shape and dtype; set reduce_retracing=True"
+TRACE_FIX = "call a tf.function with tensors of a fixed shape and dtype; set reduce_retracing=True"
 
 RULES: tuple[Rule, ...] = (
     # -- user-facing step functions (entries; iteration count of a bare .prof) -------
@@ -43,24 +43,6 @@ RULES: tuple[Rule, ...] = (
     Rule("tf_keras/src/engine/training.py", "fit", OT, "tf_keras fit()", entry=True),
     Rule("tf_keras/src/engine/training.py", "evaluate", OT, "tf_keras evaluate()", entry=True),
     Rule("tf_keras/src/engine/training.py", "*_on_batch", OT, "tf_keras *_on_batch()", entry=True),
-    Rule(
-        "*/python/keras/engine/training.py", "predict", OT, "TF 2.x tf.keras predict()", entry=True
-    ),
-    Rule("*/python/keras/engine/training.py", "fit", OT, "TF 2.x tf.keras fit()", entry=True),
-    Rule(
-        "*/python/keras/engine/training.py",
-        "evaluate",
-        OT,
-        "TF 2.x tf.keras evaluate()",
-        entry=True,
-    ),
-    Rule(
-        "*/python/keras/engine/training.py",
-        "*_on_batch",
-        OT,
-        "TF 2.x tf.keras *_on_batch()",
-        entry=True,
-    ),
     # -- transparent wrappers: looked through, never blamed ------------------------
     Rule("*/utils/traceback_utils.py", "*error_handler", WR, "traceback filtering decorator"),
     Rule("tensorflow/python/util/dispatch.py", "*", WR, "op dispatch decorator"),
@@ -75,106 +57,56 @@ RULES: tuple[Rule, ...] = (
         "*",
         IP,
         "Keras 3 builds a data adapter (and a tf.data pipeline) for the input on every call",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "keras/src/trainers/epoch_iterator.py",
         "*",
         IP,
         "Keras 3 builds an epoch iterator over the input on every call",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "keras/src/backend/tensorflow/trainer.py",
         "TFEpochIterator.*",
         IP,
         "Keras 3 builds a tf.data epoch iterator on every predict/fit/evaluate call",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "tf_keras/src/engine/data_adapter.py",
         "*",
         IP,
         "tf_keras wraps the input in a DataHandler and a tf.data pipeline on every call",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "*/python/keras/engine/training_v2*.py",
-        "*_process_inputs",
-        IP,
-        "TF 2.0-2.2 converts every predict/fit input into a new dataset (81 % of predict "
-        "in the seed profile)",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "*/python/keras/engine/training*.py",
-        "*_standardize_user_data",
-        IP,
-        "TF 2.0-2.3 Keras validates and converts the user's data on every call",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "*/python/keras/engine/training*.py",
-        "*_select_training_loop",
-        IP,
-        "TF 2.0-2.3 Keras picks a training loop per call",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "*/python/keras/engine/training_v2.py",
-        "Loop.*",
-        IP,
-        "TF 2.0-2.2 training_v2 loop: dataset-based, rebuilt per call",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "*/python/keras/engine/training_arrays*.py",
-        "*",
-        IP,
-        "TF 2.0-2.3 array training loop",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "*/python/keras/engine/data_adapter.py",
-        "*",
-        IP,
-        "TF 2.x Keras data adapter built on every call",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "tensorflow/python/ops/gen_dataset_ops.py",
         "*",
         IP,
         "tf.data ops (iterator creation, dataset graph) run on every call",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "tensorflow/python/data/ops/iterator_ops.py",
         "*",
         IP,
         "a tf.data iterator is created",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "tensorflow/python/data/ops/dataset_ops.py",
         "*",
         IP,
         "a tf.data pipeline is assembled",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     Rule(
         "tensorflow/python/data/ops/*",
         "*",
         IP,
         "tf.data transformations (map, flat_map, batch) are built",
-        _PER_CALL_DATA,
-    ),
-    Rule(
-        "tensorflow_core/python/data/ops/*",
-        "*",
-        IP,
-        "tf.data transformations are built (TF 2.0)",
-        _PER_CALL_DATA,
+        PER_CALL_DATA_FIX,
     ),
     # -- graph building / tracing --------------------------------------------------
     Rule(
@@ -188,71 +120,49 @@ RULES: tuple[Rule, ...] = (
         "*",
         GB,
         "tf.function traces Python into a graph (tracing or retracing)",
-        _TRACE,
+        TRACE_FIX,
     ),
     Rule(
         "tensorflow/python/framework/func_graph.py",
         "*",
         GB,
         "a FuncGraph is built from Python code",
-        _TRACE,
+        TRACE_FIX,
     ),
     Rule(
         "tensorflow/python/eager/polymorphic_function/polymorphic_function.py",
         "*_initialize",
         GB,
         "first call of a tf.function traces it",
-        _TRACE,
+        TRACE_FIX,
     ),
     Rule(
         "tensorflow/python/eager/polymorphic_function/polymorphic_function.py",
         "*get_concrete_function*",
         GB,
         "a concrete function is looked up or traced",
-        _TRACE,
+        TRACE_FIX,
     ),
     Rule(
         "tensorflow/python/autograph/*",
         "*",
         GB,
         "AutoGraph converts Python control flow while tracing",
-        _TRACE,
+        TRACE_FIX,
     ),
     Rule(
         "tensorflow/python/framework/op_def_library.py",
         "*",
         GB,
         "graph ops are added to a graph being built",
-        _TRACE,
+        TRACE_FIX,
     ),
     Rule(
         "tensorflow/python/framework/ops.py",
         "*_create_op_internal",
         GB,
         "graph ops are added to a graph being built",
-        _TRACE,
-    ),
-    Rule(
-        "*/python/eager/function.py",
-        "*_create_graph_function",
-        GB,
-        "TF 2.0-2.3 traces a new graph function (72 % of predict in the seed profile)",
-        _TRACE,
-    ),
-    Rule(
-        "*/python/eager/function.py",
-        "*_maybe_define_function",
-        GB,
-        "TF 2.0-2.3 looks up or traces a graph function",
-        _TRACE,
-    ),
-    Rule("*/python/framework/func_graph.py", "*", GB, "TF 2.0-2.3 FuncGraph building", _TRACE),
-    Rule(
-        "*/python/keras/backend.py",
-        "*function",
-        GB,
-        "K.function builds a graph function (TF 1.x-style Keras)",
-        _TRACE,
+        TRACE_FIX,
     ),
     # -- tensor conversion --------------------------------------------------------
     Rule(
@@ -313,7 +223,6 @@ RULES: tuple[Rule, ...] = (
         "a traced graph function runs",
     ),
     Rule("tensorflow/python/eager/execute.py", "*quick_execute", OX, "TensorFlow runs an op"),
-    Rule("*/python/eager/execute.py", "*quick_execute", OX, "TensorFlow runs an op (TF 2.0)"),
     # -- callbacks & progress -----------------------------------------------------
     Rule(
         "keras/src/callbacks/*",
@@ -342,13 +251,6 @@ RULES: tuple[Rule, ...] = (
         CB,
         "the progress bar redraws every batch",
         "verbose=0",
-    ),
-    Rule(
-        "*/python/keras/callbacks.py",
-        "*",
-        CB,
-        "TF 2.x Keras callbacks run every batch",
-        "verbose=0 or fewer callbacks",
     ),
     # -- output conversion --------------------------------------------------------
     Rule(
@@ -393,4 +295,25 @@ RULES: tuple[Rule, ...] = (
         "a tensor is copied back to numpy",
         "keep results as tensors if the next step is TF",
     ),
+)
+
+#: Input-pipeline functions that *build* a pipeline (an adapter, a dataset, an iterator), as
+#: opposed to reading the next batch from one. A builder running on every call is what
+#: `per-call-input-pipeline` reports; per-batch reads inside one `fit` are normal.
+PIPELINE_BUILDERS: tuple[str, ...] = (
+    "*.__init__",
+    "get_data_adapter",
+    "get_tf_dataset",
+    "slice_inputs",
+    "get_data_handler",
+    "select_data_adapter",
+    "single_batch_iterator",
+    "_process_inputs",
+    "_standardize_user_data",
+    "_select_training_loop",
+    "_create_iterator",
+    "make_iterator",
+    "anonymous_iterator*",
+    "from_tensor_slices",
+    "from_tensors",
 )

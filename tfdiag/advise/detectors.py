@@ -1,51 +1,19 @@
-"""Stage 4: turn the attribution into findings, each with evidence and a concrete fix.
-
-The findings are a table (:data:`FINDINGS`): an id, a title, and a detector that
-reads the analysis and returns this run's numbers, or ``None`` when the finding
-does not apply. Findings are ranked by *impact*: the share of steady-state
-(non-build) time the fix can remove.
-"""
+"""The profile detectors: each reads the analysis and returns evidence and a fix, or None."""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from tfdiag.advise.finding import Detection
 from tfdiag.catalog import Category, normalize_path
+from tfdiag.catalog.culprits import PIPELINE_BUILDERS
 from tfdiag.stats import FunctionStat
-from tfdiag.timeline_advice import Advice, drift_advice, spikes_advice, warmup_advice
 
 if TYPE_CHECKING:
     from tfdiag.analysis import Analysis
-    from tfdiag.report import Report, Timing
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One diagnosis: ``id`` is stable across versions; ``evidence`` is this run's numbers."""
-
-    id: str
-    title: str
-    severity: str
-    impact: float
-    evidence: tuple[str, ...]
-    fix: str
-
-
-@dataclass(frozen=True)
-class Detection:
-    impact: float
-    evidence: tuple[str, ...]
-    fix: str
-
-
-@dataclass(frozen=True)
-class FindingSpec:
-    id: str
-    title: str
-    detect: Callable[[Report, Analysis], Detection | None]
+    from tfdiag.report import Report
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -62,6 +30,15 @@ def _functions(report: Report, path: str, name: str) -> Iterator[tuple[int, Func
             or fnmatch.fnmatchcase(fn.name.rsplit(".", 1)[-1], name)
         ):
             yield i, fn
+
+
+def _is_builder(name: str) -> bool:
+    """Does ``name`` build an input pipeline (rather than read from one)?"""
+    last = name.rsplit(".", 1)[-1]
+    return any(
+        fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(last, pattern)
+        for pattern in PIPELINE_BUILDERS
+    )
 
 
 def _category(analysis: Analysis, i: int) -> Category | None:
@@ -128,11 +105,12 @@ def _fix_for_per_call_data(report: Report) -> str:
 # -- detectors -------------------------------------------------------------------------
 
 
-def _per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | None:
+def per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | None:
     rows = [
         r
         for r in analysis.culprits
         if r.category is Category.INPUT_PIPELINE
+        and _is_builder(report.profile.functions[r.index].name)
         and analysis.steady_calls_per_iteration(r.index) >= 0.5
     ]
     if not rows or analysis.steady_s <= 0:
@@ -141,7 +119,7 @@ def _per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | 
     steady_fn = analysis.steady.functions[top.index]
     impact = min(steady_fn.cum_s / analysis.steady_s, 1.0)
     share = analysis.steady_share(Category.INPUT_PIPELINE)
-    if impact < 0.10 and share < 0.10:
+    if impact < 0.10:
         return None
     evidence = [
         f"`{top.name}` runs {_times(analysis, top.index)} per iteration: "
@@ -165,7 +143,7 @@ _MEASURE_ON_YOUR_MODEL = (
 _TRACERS = ("_create_concrete_function", "func_graph_from_py_func", "_create_graph_function")
 
 
-def _per_iteration_tracing(report: Report, analysis: Analysis) -> Detection | None:
+def per_iteration_tracing(report: Report, analysis: Analysis) -> Detection | None:
     tracers = [
         i
         for i, fn in enumerate(report.profile.functions)
@@ -205,7 +183,7 @@ def _per_iteration_tracing(report: Report, analysis: Analysis) -> Detection | No
     return Detection(max(cum_share, share), tuple(evidence), fix)
 
 
-def _eager_execution(report: Report, analysis: Analysis) -> Detection | None:
+def eager_execution(report: Report, analysis: Analysis) -> Detection | None:
     eager = list(_functions(report, "~", "*TFE_Py_FastPathExecute*"))
     if not eager or analysis.steady_s <= 0:
         return None
@@ -236,7 +214,7 @@ def _eager_execution(report: Report, analysis: Analysis) -> Detection | None:
     return Detection(share, evidence, fix)
 
 
-def _build_dominated(report: Report, analysis: Analysis) -> Detection | None:
+def build_dominated(report: Report, analysis: Analysis) -> Detection | None:
     timing = report.timing
     evidence = []
     if analysis.first_call_s is not None:
@@ -266,7 +244,7 @@ def _build_dominated(report: Report, analysis: Analysis) -> Detection | None:
     return Detection(build_share, tuple(evidence), fix)
 
 
-def _conversion_overhead(report: Report, analysis: Analysis) -> Detection | None:
+def conversion_overhead(report: Report, analysis: Analysis) -> Detection | None:
     tc = analysis.steady_share(Category.TENSOR_CONVERSION)
     oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
     if tc + oc < 0.10:
@@ -285,7 +263,7 @@ def _conversion_overhead(report: Report, analysis: Analysis) -> Detection | None
     return Detection(tc + oc, tuple(evidence), fix)
 
 
-def _callback_overhead(report: Report, analysis: Analysis) -> Detection | None:
+def callback_overhead(report: Report, analysis: Analysis) -> Detection | None:
     share = analysis.steady_share(Category.CALLBACKS)
     if share < 0.05:
         return None
@@ -311,7 +289,7 @@ def _op_time_evidence(report: Report) -> tuple[float, str] | None:
     )
 
 
-def _compute_bound(report: Report, analysis: Analysis) -> Detection | None:
+def compute_bound(report: Report, analysis: Analysis) -> Detection | None:
     ox = analysis.steady_share(Category.OP_EXECUTION)
     python_side = sum(
         analysis.steady_share(c)
@@ -336,64 +314,3 @@ def _compute_bound(report: Report, analysis: Analysis) -> Detection | None:
         "cheaper (a smaller model or batch, `jit_compile=True` in `compile()`, mixed precision "
         "on a GPU) or run it on faster hardware.",
     )
-
-
-def _timeline(
-    read: Callable[[Timing], Advice | None],
-) -> Callable[[Report, Analysis], Detection | None]:
-    """A detector over the run's iteration times (:mod:`tfdiag.timeline`)."""
-
-    def detect(report: Report, analysis: Analysis) -> Detection | None:
-        found = read(report.timing)
-        return None if found is None else Detection(*found)
-
-    return detect
-
-
-#: The finding table. Order breaks ties in impact.
-FINDINGS: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        "per-call-input-pipeline",
-        "A data adapter / tf.data pipeline is built on every call",
-        _per_call_input_pipeline,
-    ),
-    FindingSpec(
-        "per-iteration-tracing", "Graphs are traced on every iteration", _per_iteration_tracing
-    ),
-    FindingSpec("eager-execution", "Ops run eagerly, one Python dispatch each", _eager_execution),
-    FindingSpec("build-dominated", "One-time build cost dominates", _build_dominated),
-    FindingSpec(
-        "conversion-overhead",
-        "Converting data to and from tensors costs time",
-        _conversion_overhead,
-    ),
-    FindingSpec(
-        "callback-overhead", "Callbacks and the progress bar cost time", _callback_overhead
-    ),
-    FindingSpec("compute-bound", "Compute-bound: the time is in op execution", _compute_bound),
-    FindingSpec("warmup", "Warm-up: the first iterations are slower", _timeline(warmup_advice)),
-    FindingSpec("spikes", "Spikes: some iterations take far longer", _timeline(spikes_advice)),
-    FindingSpec("drift", "Drift: iteration times trend over the run", _timeline(drift_advice)),
-)
-
-
-def _severity(impact: float) -> str:
-    return "high" if impact >= 0.3 else "medium" if impact >= 0.1 else "low"
-
-
-def advise(report: Report, analysis: Analysis) -> tuple[Finding, ...]:
-    """Run every detector; findings ranked by impact, highest first."""
-    found = []
-    for order, spec in enumerate(FINDINGS):
-        d = spec.detect(report, analysis)
-        if d is not None:
-            impact = round(min(max(d.impact, 0.0), 1.0), 4)
-            found.append(
-                (
-                    -impact,
-                    order,
-                    Finding(spec.id, spec.title, _severity(impact), impact, d.evidence, d.fix),
-                )
-            )
-    found.sort(key=lambda t: (t[0], t[1]))
-    return tuple(f for _, _, f in found)
