@@ -18,13 +18,14 @@ from tfdiag.catalog import Category, Rule, load_rules
 # The function shadows the subpackage of the same name on purpose. It must be bound
 # here, after the subpackage is loaded: a later ``import tfdiag.compare.x`` then leaves it.
 from tfdiag.compare import compare
-from tfdiag.errors import InputError, ProfilerBusyError, TfdiagError
+from tfdiag.errors import InputError, Interrupted, ProfilerBusyError, TfdiagError
 from tfdiag.load import load_report
 from tfdiag.report import Report
 
 __all__ = [
     "Category",
     "InputError",
+    "Interrupted",
     "ProfilerBusyError",
     "Report",
     "Rule",

@@ -51,7 +51,7 @@ def write_set(files: Mapping[Path, Content], *, overwrite: bool = False) -> None
     except OSError as exc:
         for tmp in temps.values():
             _remove(tmp)
-        raise InputError(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     for path, tmp in temps.items():
         if os.path.isdir(tmp) or path.is_dir():
             _replace_folder(tmp, path)

@@ -61,8 +61,9 @@ def _edge_weights(fn: FunctionStat) -> list[float]:
 
 
 def _mix(parts: Sequence[tuple[float, Dist]]) -> Dist:
-    if len(parts) == 1:  # the common case: one caller, its mix unchanged
-        return parts[0][1]
+    first = parts[0][1] if parts else _OTHER
+    if all(dist is first for _, dist in parts):  # one caller, or callers that agree
+        return first
     out: dict[Category, float] = {}
     for weight, dist in parts:
         for cat, share in dist.items():

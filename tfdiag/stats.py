@@ -161,13 +161,13 @@ class ProfileStats:
                 cc, nc, tt, ct, callers = value
                 edges = []
                 for ckey, cval in callers.items():
-                    caller = index.get(ckey)
-                    if caller is None:
-                        continue
                     if type(cval) is int:  # the old `profile` module stores counts only
-                        edges.append(CallerEdge(caller, cval, cval, 0.0, 0.0))
+                        e_nc = e_cc = cval
+                        e_tt = e_ct = 0.0
                     else:
                         e_nc, e_cc, e_tt, e_ct = cval
+                    caller = index.get(ckey)
+                    if caller is not None:
                         edges.append(
                             CallerEdge(caller, int(e_nc), int(e_cc), float(e_tt), float(e_ct))
                         )

@@ -12,7 +12,7 @@ from typing import Any
 
 from tfdiag.capture.environment import current_environment, describe_call
 from tfdiag.catalog import Rule
-from tfdiag.errors import InputError, ProbeError, ProfilerBusyError
+from tfdiag.errors import InputError, Interrupted, ProbeError, ProfilerBusyError
 from tfdiag.probe_data import Probes
 from tfdiag.report import Report, Timing
 from tfdiag.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
@@ -147,6 +147,8 @@ def profile(
     Raises:
         InputError: ``fn`` is not callable or ``iterations`` is not a positive integer.
         ProfilerBusyError: another ``profile()`` is running in this process.
+        Interrupted: Ctrl-C (a KeyboardInterrupt) during the run; its ``report`` holds the
+            iterations done so far, marked partial.
         Exception: whatever ``fn`` raises, unchanged, with the profiler detached.
     """
     if not callable(fn):
@@ -159,57 +161,100 @@ def profile(
         raise InputError("sampling and tf_profiler must be True or False")
     if not _LOCK.acquire(blocking=False):
         raise ProfilerBusyError("tfdiag.profile() is already running in this process")
+    run = _Run(fn, args, kwargs, n)
     try:
-        call = describe_call(fn, args, kwargs)
-        profiler = cProfile.Profile()
-        profiled: list[float] = []
-        clock = time.perf_counter
-        cold = None
-        try:
-            for i in range(n + 1):
-                t0 = clock()
-                profiler.enable()
-                fn(*args, **kwargs)
-                profiler.disable()
-                profiled.append(clock() - t0)
-                if i == 0:
-                    cold = snapshot(profiler)
-        finally:
-            profiler.disable()
-        stats = snapshot(profiler)
-        unprofiled = []
-        for _ in range(n):
-            t0 = clock()
-            fn(*args, **kwargs)
-            unprofiled.append(clock() - t0)
-        probes, probe_notes = _probe_passes(
+        run.profiled_pass()
+        run.timed_pass()
+        run.probes, run.notes = _probe_passes(
             fn, args, kwargs, n, sampling=sampling, tf_profiler=tf_profiler
         )
+    except KeyboardInterrupt:
+        if run.cold is None:
+            raise Interrupted("interrupted during the first call: nothing to report") from None
+        report = run.report(rules, partial=True)
+        raise Interrupted(
+            f"interrupted: {report.notes[-1]}; the partial report is this exception's .report",
+            report,
+        ) from None
     finally:
         _LOCK.release()
-    timing = Timing(
-        iterations=n,
-        profiled_calls=n + 1,
-        first_call_s=profiled[0],
-        iteration_s=tuple(unprofiled),
-        profiled_iteration_s=tuple(profiled[1:]),
-    )
-    notes = []
-    if n < 3:
-        notes.append(
-            f"only {n} iteration(s): per-iteration and build cost cannot be told apart "
-            "below 3; use iterations=20"
+    return run.report(rules, partial=False)
+
+
+class _Run:
+    """The passes of one ``profile()`` call and what each has measured so far."""
+
+    def __init__(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], n: int
+    ) -> None:
+        self.fn, self.args, self.kwargs, self.n = fn, args, kwargs, n
+        self.call = describe_call(fn, args, kwargs)
+        self.profiler = cProfile.Profile()
+        self.profiled: list[float] = []
+        self.unprofiled: list[float] = []
+        self.cold: ProfileStats | None = None
+        self.probes: Probes | None = None
+        self.notes: list[str] = []
+
+    def profiled_pass(self) -> None:
+        """The cold call and N iterations under cProfile, snapshotted after the cold call."""
+        clock, profiler = time.perf_counter, self.profiler
+        try:
+            for i in range(self.n + 1):
+                t0 = clock()
+                profiler.enable()
+                self.fn(*self.args, **self.kwargs)
+                profiler.disable()
+                self.profiled.append(clock() - t0)
+                if i == 0:
+                    self.cold = snapshot(profiler)
+        finally:
+            profiler.disable()
+
+    def timed_pass(self) -> None:
+        """N iterations with no profiler attached: the honest per-iteration times."""
+        clock = time.perf_counter
+        for _ in range(self.n):
+            t0 = clock()
+            self.fn(*self.args, **self.kwargs)
+            self.unprofiled.append(clock() - t0)
+
+    def report(self, rules: tuple[Rule, ...], *, partial: bool) -> Report:
+        done = len(self.profiled) - 1  # profiled iterations after the cold call
+        notes = []
+        if partial:
+            if done < self.n:
+                where = f"after {done} of {self.n} profiled iterations"
+            elif len(self.unprofiled) < self.n:
+                where = f"after {len(self.unprofiled)} of {self.n} unprofiled iterations"
+            else:
+                where = "during the probe passes (their records are left out)"
+            notes.append(where)
+        iterations = max(done, 1)
+        if iterations < 3:
+            notes.insert(
+                0,
+                f"only {iterations} iteration(s): per-iteration and build cost cannot be told "
+                "apart below 3; use iterations=20",
+            )
+        notes.extend(self.notes)
+        timing = Timing(
+            iterations=iterations,
+            profiled_calls=done + 1,
+            first_call_s=self.profiled[0],
+            iteration_s=tuple(self.unprofiled),
+            profiled_iteration_s=tuple(self.profiled[1:]),
         )
-    notes.extend(probe_notes)
-    return Report(
-        call=call,
-        environment=current_environment(),
-        timing=timing,
-        profile=stats,
-        cold_profile=cold,
-        rules=rules,
-        notes=tuple(notes),
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        source="profile",
-        probes=probes,
-    )
+        return Report(
+            call=self.call,
+            environment=current_environment(),
+            timing=timing,
+            profile=snapshot(self.profiler),
+            cold_profile=self.cold,
+            rules=rules,
+            notes=tuple(notes),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            source="profile",
+            partial=partial,
+            probes=self.probes,
+        )

@@ -27,15 +27,23 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tfdiag.demo import run_demo
+    from tfdiag.errors import Interrupted
 
-    report = run_demo(
-        flavour=args.flavour,
-        iterations=args.iterations,
-        sampling=args.sampling,
-        tf_profiler=args.tf_profiler,
-    )
+    status = 0
+    try:
+        report = run_demo(
+            flavour=args.flavour,
+            iterations=args.iterations,
+            sampling=args.sampling,
+            tf_profiler=args.tf_profiler,
+        )
+    except Interrupted as exc:
+        if exc.report is None:
+            raise
+        print(f"tfdiag: {exc} — showing it", file=sys.stderr)
+        report, status = exc.report, 130
     if args.save:
         json_path, prof_path = report.save(args.save, overwrite=args.force)
         print(f"saved {json_path} and {prof_path}", file=sys.stderr)
     print_report(report, args.format, args.width)
-    return 0
+    return status

@@ -1,0 +1,63 @@
+"""Ctrl-C during profile(): profilers detached, the iterations so far offered, marked partial."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import tfdiag
+
+
+def _interrupt_on(k: int):
+    seen = {"n": 0}
+
+    def step() -> int:
+        seen["n"] += 1
+        if seen["n"] == k:
+            raise KeyboardInterrupt
+        return sum(range(200))
+
+    return step
+
+
+def test_interrupt_in_the_cold_call_has_nothing_to_offer() -> None:
+    with pytest.raises(tfdiag.Interrupted, match="first call") as info:
+        tfdiag.profile(_interrupt_on(1), iterations=10)
+    assert info.value.report is None
+    assert isinstance(info.value, KeyboardInterrupt)  # an uncaught one still stops a script
+    assert sys.getprofile() is None
+
+
+def test_interrupt_in_the_profiled_pass_offers_a_partial_report(tmp_path: Path) -> None:
+    with pytest.raises(tfdiag.Interrupted, match="after 3 of 10 profiled") as info:
+        tfdiag.profile(_interrupt_on(5), iterations=10)  # cold + 3 done, the 4th interrupted
+    report = info.value.report
+    assert sys.getprofile() is None
+    assert report.partial and report.timing.iterations == 3
+    assert len(report.timing.profiled_iteration_s) == 3 and report.timing.iteration_s == ()
+    assert "partial" in repr(report)
+    json_path, _ = report.save(tmp_path / "partial")
+    assert tfdiag.load_report(json_path).partial
+    # The lock was released: the next profile() runs.
+    assert not tfdiag.profile(len, [1], iterations=3).partial
+
+
+def test_interrupt_in_the_unprofiled_pass() -> None:
+    with pytest.raises(tfdiag.Interrupted, match="after 2 of 4 unprofiled") as info:
+        tfdiag.profile(_interrupt_on(1 + 4 + 3), iterations=4)
+    report = info.value.report
+    assert report.partial and report.timing.iterations == 4
+    assert len(report.timing.iteration_s) == 2
+
+
+def test_interrupt_in_a_probe_pass_stops_the_sampler() -> None:
+    threads = threading.active_count()
+    with pytest.raises(tfdiag.Interrupted, match="probe passes") as info:
+        tfdiag.profile(_interrupt_on(1 + 4 + 4 + 2), iterations=4, sampling=True)
+    report = info.value.report
+    assert report.partial and report.probes is None
+    assert len(report.timing.iteration_s) == 4
+    assert sys.getprofile() is None and threading.active_count() == threads
