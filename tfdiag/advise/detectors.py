@@ -171,8 +171,8 @@ def per_iteration_tracing(report: Report, analysis: Analysis) -> Detection | Non
         evidence.append(f"traced from `{origin.short_name}`")
     if via_data:
         fix = (
-            "The traces are the tf.data functions of the pipeline built on every call, so the "
-            "input-pipeline fix removes them too. " + _fix_for_per_call_data(report)
+            "The traces are the tf.data functions of the pipeline built on every call: the fix "
+            "for `per-call-input-pipeline` removes them too."
         )
     else:
         fix = (
