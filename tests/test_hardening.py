@@ -191,3 +191,9 @@ def test_bad_rules_files(tmp_path: Path, content: str, fragment: str) -> None:
     rules.write_text(content)
     line = _one_line_exit_2(run_cli("explain", str(saved), "--rules", str(rules)))
     assert fragment in line
+
+
+def test_iterations_cannot_rewrite_a_saved_report(tmp_path: Path) -> None:
+    saved = _report().save(tmp_path / "run")[0]
+    line = _one_line_exit_2(run_cli("explain", str(saved), "--iterations", "7"))
+    assert "applies to a bare .prof" in line and "10 iterations" in line

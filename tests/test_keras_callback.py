@@ -121,7 +121,7 @@ def test_a_running_profile_makes_the_callback_step_aside() -> None:
     cb = ProfileCallback(batches=(2, 4))
     assert _LOCK.acquire(blocking=False)
     try:
-        with pytest.warns(RuntimeWarning, match="another tfdiag profile was running"):
+        with pytest.warns(RuntimeWarning, match="already running in this process"):
             drive(cb, FakeModel(), 6)
     finally:
         _LOCK.release()

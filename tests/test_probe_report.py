@@ -105,7 +105,7 @@ def test_console_shows_cost_op_time_no_device_and_both_breakdowns() -> None:
     text = _text(report)
     assert "cProfile ×1.40 · sampling ×1.10 · TF profiler ×1.00" in text
     assert "no device" in text and "CPU_ONLY" in text
-    assert f"{100 * tf.op_s / N / 0.01:.1f} %" in text
+    assert f"({100 * (tf.op_s - tf.input_op_s) / N / 0.01:.1f} %)" in text  # the model's ops
     assert tf.verdict[:40] in text.replace("\n", " ")
     assert "Second breakdown" in text and "op execution" in text
     findings = text.find("Findings") if "Findings" in text else text.index("No findings")
@@ -125,17 +125,44 @@ def _finding_ids(report: Report) -> list[str]:
 
 def test_compute_bound_is_backed_by_op_time_when_present() -> None:
     report = _report(0.01)
-    tf = report.probes.tf_profile if report.probes else None
-    assert tf is not None
-    busy = tf.op_s / N  # wall per iteration such that ops cover 80 % of it
-    backed = replace(report, probes=Probes(tf_profile=_tf_profile(busy / 0.8)))
-    found = {f.id: f for f in backed.findings}
+    recorded = _tf_profile(0.01)
+    neutral = replace(recorded, verdict="Your program is NOT input-bound.")
+    busy = (neutral.op_s - neutral.input_op_s) / N  # the model's own op time per iteration
+
+    def with_wall(wall: float, tf: TfProfile = neutral) -> Report:
+        return replace(report, probes=Probes(tf_profile=replace(tf, iteration_s=(wall,) * N)))
+
+    found = {f.id: f for f in with_wall(busy / 0.8).findings}
     assert "compute-bound" in found
-    assert found["compute-bound"].evidence[0].startswith("TF profiler: TF ops take")
+    assert found["compute-bound"].evidence[0].startswith("TF profiler: the model's ops take")
     assert found["compute-bound"].impact == pytest.approx(0.8, abs=1e-3)
-    idle = replace(report, probes=Probes(tf_profile=_tf_profile(busy / 0.2)))
-    assert "compute-bound" not in _finding_ids(idle)
+    assert "compute-bound" not in _finding_ids(with_wall(busy / 0.2))
     assert "compute-bound" in _finding_ids(replace(report, probes=None))
+
+
+def test_tf_data_ops_and_an_input_bound_verdict_are_not_compute() -> None:
+    """An input-bound fit: tf.data ops on many threads exceed the wall time; not compute."""
+    report = _report(0.01)
+    recorded = _tf_profile(0.01)
+    flooded = replace(
+        recorded,
+        verdict="Your program is NOT input-bound.",
+        input_op_s=recorded.input_op_s + 10.0,
+        host_op_s=recorded.host_op_s + 10.0,
+    )
+    wall = (recorded.op_s - recorded.input_op_s) / N / 0.3  # the model's ops: 30 % of wall
+    tf = replace(flooded, iteration_s=(wall,) * N)
+    assert tf.op_s / N > wall  # all ops together exceed the wall time
+    assert "compute-bound" not in _finding_ids(replace(report, probes=Probes(tf_profile=tf)))
+    says_input_bound = replace(
+        tf,
+        input_op_s=recorded.input_op_s,
+        host_op_s=recorded.host_op_s,
+        iteration_s=((recorded.op_s - recorded.input_op_s) / N / 0.9,) * N,
+        verdict="Your program is HIGHLY input-bound because 73.0% of ...",
+    )
+    ids = _finding_ids(replace(report, probes=Probes(tf_profile=says_input_bound)))
+    assert "compute-bound" not in ids
 
 
 def test_save_writes_the_probe_files_as_one_set(tmp_path: Path) -> None:

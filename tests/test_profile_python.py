@@ -93,3 +93,19 @@ def test_exception_in_the_unprofiled_pass_propagates_too() -> None:
 def test_few_iterations_are_noted() -> None:
     report = tfdiag.profile(len, [1], iterations=2)
     assert any("cannot be told apart" in n for n in report.notes)
+
+
+def test_a_profiler_attached_by_someone_else_is_never_replaced() -> None:
+    """Under `python -m cProfile` or an IDE profiler, tfdiag refuses rather than detach it."""
+
+    def outer(frame: object, event: str, arg: object) -> None:
+        return None
+
+    sys.setprofile(outer)
+    try:
+        with pytest.raises(tfdiag.ProfilerBusyError, match="another profiler is attached"):
+            tfdiag.profile(len, [1], iterations=3)
+        assert sys.getprofile() is outer
+    finally:
+        sys.setprofile(None)
+    assert tfdiag.profile(len, [1], iterations=3).timing.iterations == 3  # the lock was freed

@@ -57,3 +57,10 @@ def test_explicit_iterations_override_inference(tf20_prof: Path) -> None:
     # 21 calls against N = 7: three per iteration.
     row = next(r for r in report.analysis.culprits if r.name.endswith("_process_inputs"))
     assert row.classification.describe() == "3× per iteration"
+
+
+def test_header_says_how_a_bare_prof_was_read(tf20_prof: Path) -> None:
+    proc = run_cli("explain", str(tf20_prof), "--iterations", "7", "--width", "120")
+    assert "21 calls in the profile, read as 7 iterations" in proc.stdout
+    inferred = run_cli("explain", str(tf20_prof), "--width", "120")
+    assert "20 iterations + 1 cold call under cProfile" in inferred.stdout

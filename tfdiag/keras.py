@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tfdiag.capture.environment import current_environment, flavour_of
-from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, snapshot
+from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, snapshot
 from tfdiag.catalog import Rule
 from tfdiag.errors import InputError
 from tfdiag.report import CallInfo, Report, Timing, report_paths
@@ -135,12 +135,13 @@ class ProfileCallback:
         self._count += 1
         first, last = self.batches
         if self._count == first:
-            if _LOCK.acquire(blocking=False):
+            reason = busy_reason()
+            if reason is None:
                 self._profiler = cProfile.Profile()
                 self._t0 = time.perf_counter()
                 self._profiler.enable()
                 return
-            self._failed = "another tfdiag profile was running in this process"
+            self._failed = reason
         elif self._count == first + 1 and self._profiler is not None:
             self._profiler.disable()
             self._cold = snapshot(self._profiler)

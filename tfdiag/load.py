@@ -105,7 +105,12 @@ def load_report(path: str | os.PathLike[str], *, iterations: int | None = None) 
             if p.name.endswith(".json"):
                 raise
         else:
-            return report.with_iterations(iterations) if iterations else report
+            if iterations is not None and iterations != report.timing.iterations:
+                raise InputError(
+                    f"{p}: --iterations applies to a bare .prof; this report records its own "
+                    f"({report.timing.iterations} iterations)"
+                )
+            return report
     try:
         stats = ProfileStats.from_prof_bytes(data)
     except InputError as exc:

@@ -240,7 +240,7 @@ def tf_profile_from_tools(
 
 @dataclass(frozen=True)
 class OpFigures:
-    """Op time against wall time, per traced iteration (same pass, same clock)."""
+    """Op time against wall time, per traced iteration (same pass, same clock; both means)."""
 
     op_s: float
     wall_s: float
@@ -254,9 +254,19 @@ class OpFigures:
         return self.op_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
+    def compute_s(self) -> float:
+        """Op time less tf.data's: the model's own ops (tf.data runs on its own threads)."""
+        return max(self.op_s - self.input_s, 0.0)
+
+    @property
+    def compute_share(self) -> float:
+        """The model's op time / wall time: what compute-bound means."""
+        return self.compute_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
     def overhead_share(self) -> float:
-        """Wall time outside TF ops: Python and framework overhead (0 when ops cover it)."""
-        return max(1.0 - self.share, 0.0)
+        """Wall time outside the model's ops: Python, framework and input waits."""
+        return max(1.0 - self.compute_share, 0.0)
 
 
 def op_figures(tf: TfProfile) -> OpFigures | None:
@@ -266,7 +276,7 @@ def op_figures(tf: TfProfile) -> OpFigures | None:
     copy = None if tf.h2d_s is None else tf.h2d_s + (tf.d2h_s or 0.0)
     return OpFigures(
         op_s=tf.op_s / n,
-        wall_s=statistics.median(tf.iteration_s),
+        wall_s=statistics.fmean(tf.iteration_s),  # a mean, like the op sums over steps
         input_s=tf.input_op_s / n,
         device_s=None if tf.device_op_s is None else tf.device_op_s / n,
         copy_s=None if copy is None else copy / n,

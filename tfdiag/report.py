@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,13 +142,6 @@ class Report(Renderable):
     @property
     def findings(self) -> tuple[Any, ...]:
         return self.analysis.findings
-
-    def with_iterations(self, iterations: int) -> Report:
-        """The same records read with another iteration count (``explain --iterations``)."""
-        if iterations < 1:
-            raise InputError("iterations must be at least 1")
-        timing = replace(self.timing, iterations=iterations, profiled_calls=iterations)
-        return replace(self, timing=timing)
 
     # -- output --------------------------------------------------------------------
 

@@ -51,8 +51,13 @@ def _times(analysis: Analysis, i: int) -> str:
     return f"{analysis.steady_calls_per_iteration(i):.3g}×"
 
 
+#: tf.function's own machinery, walked through when looking for who asked for a trace.
+_TF_FUNCTION_INTERNALS = "tensorflow/python/eager/polymorphic_function/"
+
+
 def _caller_chain(analysis: Analysis, i: int, stop: Category) -> list[int]:
-    """Walk the heaviest caller edges up from ``i`` while frames are ``stop`` or wrappers."""
+    """Walk the heaviest caller edges up from ``i`` while frames are ``stop``, wrappers or
+    tf.function's own machinery."""
     chain = []
     seen = {i}
     fn = analysis.steady.functions[i]
@@ -62,7 +67,9 @@ def _caller_chain(analysis: Analysis, i: int, stop: Category) -> list[int]:
             break
         seen.add(edge.caller)
         chain.append(edge.caller)
-        if _category(analysis, edge.caller) not in (stop, Category.WRAPPER):
+        caller = analysis.steady.functions[edge.caller]
+        plumbing = normalize_path(caller.file).startswith(_TF_FUNCTION_INTERNALS)
+        if _category(analysis, edge.caller) not in (stop, Category.WRAPPER) and not plumbing:
             break
         fn = analysis.steady.functions[edge.caller]
     return chain
@@ -275,18 +282,24 @@ def callback_overhead(report: Report, analysis: Analysis) -> Detection | None:
     )
 
 
-def _op_time_evidence(report: Report) -> tuple[float, str] | None:
-    """TF op time / wall time per iteration from the TF profiler probe, when it ran."""
+def _op_time_evidence(report: Report) -> tuple[float, str, bool] | None:
+    """The model's op time / wall time from the TF profiler probe, when it ran, and whether
+    XProf itself calls the run input-bound."""
     from tfdiag.oplevel import op_figures
 
     tf = report.probes.tf_profile if report.probes is not None else None
     ops = op_figures(tf) if tf is not None else None
-    if ops is None:
+    if tf is None or ops is None:
         return None
-    return min(ops.share, 1.0), (
-        f"TF profiler: TF ops take {ops.op_s * 1e3:.1f} ms of {ops.wall_s * 1e3:.1f} ms per "
-        f"iteration ({_pct(ops.share)} of wall time)"
+    input_bound = (
+        "input-bound" in tf.verdict.lower() and "not input-bound" not in tf.verdict.lower()
     )
+    text = (
+        f"TF profiler: the model's ops take {ops.compute_s * 1e3:.1f} ms of "
+        f"{ops.wall_s * 1e3:.1f} ms per iteration ({_pct(ops.compute_share)} of wall time; "
+        f"tf.data ops, not counted: {ops.input_s * 1e3:.1f} ms)"
+    )
+    return min(ops.compute_share, 1.0), text, input_bound
 
 
 def compute_bound(report: Report, analysis: Analysis) -> Detection | None:
@@ -297,7 +310,7 @@ def compute_bound(report: Report, analysis: Analysis) -> Detection | None:
     )
     op_time = _op_time_evidence(report)
     if op_time is not None:  # measured op time decides, the Python profile is context
-        if op_time[0] < 0.5:
+        if op_time[0] < 0.5 or op_time[2]:
             return None
         ox = op_time[0]
     elif ox < 0.5 or ox <= python_side:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cProfile
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -20,6 +21,25 @@ from tfdiag.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
 #: More iterations than this is a typo, not a profile.
 MAX_ITERATIONS = 1_000_000
 _LOCK = threading.Lock()
+
+
+def busy_reason() -> str | None:
+    """Why profiling cannot start now, or None: then the caller holds ``_LOCK``.
+
+    One tfdiag profiler at a time per process, and never over a profiler someone else
+    attached (``python -m cProfile``, an IDE): enabling cProfile would silently replace it.
+    """
+    if not _LOCK.acquire(blocking=False):
+        return "tfdiag.profile() is already running in this process"
+    if sys.getprofile() is not None:
+        _LOCK.release()
+        return (
+            "another profiler is attached (sys.getprofile() is set, e.g. by python -m cProfile "
+            "or an IDE); tfdiag would replace it, so it does not start"
+        )
+    return None
+
+
 _OWN_FRAMES = frozenset({"<method 'disable' of '_lsprof.Profiler' objects>"})
 
 
@@ -159,8 +179,9 @@ def profile(
         raise InputError("rules must be tfdiag.Rule objects")
     if not isinstance(sampling, bool) or not isinstance(tf_profiler, bool):
         raise InputError("sampling and tf_profiler must be True or False")
-    if not _LOCK.acquire(blocking=False):
-        raise ProfilerBusyError("tfdiag.profile() is already running in this process")
+    reason = busy_reason()
+    if reason is not None:
+        raise ProfilerBusyError(reason)
     run = _Run(fn, args, kwargs, n)
     try:
         run.profiled_pass()
@@ -199,6 +220,11 @@ class _Run:
     def profiled_pass(self) -> None:
         """The cold call and N iterations under cProfile, snapshotted after the cold call."""
         clock, profiler = time.perf_counter, self.profiler
+        try:  # Python 3.12+ says so here when another profiling tool holds sys.monitoring
+            profiler.enable()
+        except ValueError as exc:
+            raise ProfilerBusyError(f"another profiler is attached ({exc})") from None
+        profiler.disable()
         try:
             for i in range(self.n + 1):
                 t0 = clock()

@@ -198,4 +198,7 @@ def load_rules(path: str | os.PathLike[str]) -> tuple[Rule, ...]:
         raise InputError(f"{path}: not a JSON rules file ({exc})") from None
     if not isinstance(data, list):
         raise InputError(f"{path}: a rules file holds a JSON list of rules")
-    return tuple(Rule.from_json(item) for item in data)
+    try:
+        return tuple(Rule.from_json(item) for item in data)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None

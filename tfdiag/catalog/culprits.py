@@ -111,6 +111,19 @@ RULES: tuple[Rule, ...] = (
     # -- graph building / tracing --------------------------------------------------
     Rule(
         "tensorflow/python/eager/polymorphic_function/tracing_compilation.py",
+        "trace_function",
+        OT,
+        "tf.function call overhead: bind the arguments, look up the traced graph (the trace "
+        "itself, when one happens, is _create_concrete_function)",
+    ),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/tracing_compilation.py",
+        "_maybe_define_function",
+        OT,
+        "tf.function call overhead: the graph cache lookup",
+    ),
+    Rule(
+        "tensorflow/python/eager/polymorphic_function/tracing_compilation.py",
         "call_function",
         OX,
         "a tf.function call: look up its traced graph and run it",

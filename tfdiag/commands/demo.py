@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         report, status = exc.report, 130
     if args.save:
         json_path, prof_path = report.save(args.save, overwrite=args.force)
-        print(f"saved {json_path} and {prof_path}", file=sys.stderr)
+        extra = " and the probe files beside them" if report.probes is not None else ""
+        print(f"saved {json_path}, {prof_path}{extra}", file=sys.stderr)
     print_report(report, args.format, args.width)
     return status

@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from tfdiag.report import report_paths
 
     path = Path(args.path)
-    # Load first: checks size and shape before snakeviz unmarshals anything.
-    report = load_report(path, iterations=1)
+    # Load first: checks size and shape. A bare .prof needs no iteration count here.
+    report = load_report(path, iterations=None if path.name.endswith(".json") else 1)
     temp: Path | None = None
     if path.name.endswith(".json"):
         prof = report_paths(path)[1]

@@ -47,8 +47,13 @@ def _header(report: Report) -> Panel:
         extra.append(f"{len(gpus)} GPU" if gpus else "no GPU")
         lines.append(f"[bold]stack[/]   {' · '.join(versions + extra)}")
     lines.append(f"[bold]flavour[/] {escape(flavour)}")
-    cold = " + 1 cold call" if t.profiled_calls > t.iterations else ""
-    lines.append(f"[bold]profile[/] {t.iterations} iterations{cold} under cProfile")
+    if t.profiled_calls == t.iterations + 1:
+        profiled = f"{t.iterations} iterations + 1 cold call under cProfile"
+    elif t.profiled_calls == t.iterations:
+        profiled = f"{t.iterations} iterations under cProfile"
+    else:  # a bare .prof read with --iterations
+        profiled = f"{t.profiled_calls} calls in the profile, read as {t.iterations} iterations"
+    lines.append(f"[bold]profile[/] {profiled}")
     if t.iteration_s:
         lo, hi = min(t.iteration_s), max(t.iteration_s)
         lines.append(

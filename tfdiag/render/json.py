@@ -129,6 +129,8 @@ def _probe_summary(report: Report) -> dict[str, Any] | None:
             "op_s_per_iteration": ops.op_s,
             "wall_s_per_iteration": ops.wall_s,
             "op_share": ops.share,
+            "model_op_s_per_iteration": ops.compute_s,
+            "model_op_share": ops.compute_share,
             "input_op_s_per_iteration": ops.input_s,
             "device_op_s_per_iteration": ops.device_s,
             "copy_s_per_iteration": ops.copy_s,

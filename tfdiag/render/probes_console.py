@@ -48,14 +48,14 @@ def _op_lines(report: Report, tf: TfProfile) -> list[str]:
     if ops is None:
         return []
     lines = [
-        f"[bold]TF ops[/]     {fmt_s(ops.op_s)} per iteration of {fmt_s(ops.wall_s)} wall "
-        f"({fmt_pct(ops.share)}); outside TF ops (Python, framework): "
-        f"{fmt_pct(ops.overhead_share)}",
+        f"[bold]TF ops[/]     the model's ops {fmt_s(ops.compute_s)} per iteration of "
+        f"{fmt_s(ops.wall_s)} wall ({fmt_pct(ops.compute_share)}); outside them (Python, "
+        f"framework, waiting for input): {fmt_pct(ops.overhead_share)}",
     ]
     if ops.input_s > 0:
         lines.append(
-            f"[bold]tf.data[/]    {fmt_s(ops.input_s)} per iteration of the op time is tf.data "
-            "(input pipeline) work"
+            f"[bold]tf.data[/]    {fmt_s(ops.input_s)} per iteration of tf.data (input pipeline) "
+            "ops, on its own threads: not counted as the model's op time"
         )
     if ops.device_s is None:
         lines.append(

@@ -24,7 +24,7 @@ from types import FrameType
 from typing import Any
 
 from tfdiag.capture.environment import current_environment, describe_call, flavour_of
-from tfdiag.capture.runner import _LOCK, snapshot
+from tfdiag.capture.runner import _LOCK, busy_reason, snapshot
 from tfdiag.report import CallInfo, Report, Timing
 from tfdiag.script.result import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite, ScriptResult
 from tfdiag.stats import ProfileStats
@@ -176,7 +176,7 @@ class Recorder:
         return site
 
     def _profiler_for(self, site: _Site) -> cProfile.Profile | None:
-        if len(site.profiled_s) >= self.limit or not _LOCK.acquire(blocking=False):
+        if len(site.profiled_s) >= self.limit or busy_reason() is not None:
             return None
         if site.profiler is None:
             site.profiler = cProfile.Profile()
