@@ -86,6 +86,9 @@ def timeline_png(report: Report) -> bytes:
             color="tab:purple",
             label=f"drift {100 * d.change:+.0f} %",
         )
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # iterations are whole numbers
     ax.set_xlabel("iteration")
     ax.set_ylabel("ms per iteration")
     ax.set_title(f"tfdiag · {report.call.label}", loc="left", fontsize="medium")
