@@ -89,3 +89,25 @@ def make_report(
         cold_profile=build_stats(cold) if cold is not None else None,
         created="2026-11-29T00:00:00+00:00",
     )
+
+
+def keras3_predict_report(
+    *, first_call_s: float = 0.2, iteration_s: tuple[float, ...] = (0.05,) * 10
+) -> Report:
+    """A Keras-3-shaped `predict` × 10 whose steady state is a data adapter built per call."""
+    keras = SITE + "keras/src/"
+    adapter = Node(
+        keras + "trainers/data_adapters/array_data_adapter.py",
+        "ArrayDataAdapter.get_tf_dataset",
+        0.6,
+        11,
+    )
+    root = Node(
+        keras + "backend/tensorflow/trainer.py",
+        "TensorFlowTrainer.predict",
+        0.05,
+        11,
+        children=[adapter],
+    )
+    cold = [Node(root.file, root.name, 0.01, 1, children=[Node(adapter.file, adapter.name, 0.1)])]
+    return make_report([root], 10, cold=cold, first_call_s=first_call_s, iteration_s=iteration_s)

@@ -12,34 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from synth import SITE, Node, make_report
-
-KERAS = SITE + "keras/src/"
+from synth import keras3_predict_report
 
 
 @pytest.fixture()
 def saved(tmp_path: Path) -> Path:
-    adapter = Node(
-        KERAS + "trainers/data_adapters/array_data_adapter.py",
-        "ArrayDataAdapter.get_tf_dataset",
-        0.6,
-        11,
-    )
-    root = Node(
-        KERAS + "backend/tensorflow/trainer.py",
-        "TensorFlowTrainer.predict",
-        0.05,
-        11,
-        children=[adapter],
-    )
-    report = make_report(
-        [root],
-        10,
-        cold=[Node(root.file, root.name, 0.01)],
-        first_call_s=0.2,
-        iteration_s=(0.05,) * 10,
-    )
-    return report.save(tmp_path / "my run.tfdiag.json")[0]
+    return keras3_predict_report().save(tmp_path / "my run.tfdiag.json")[0]
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

@@ -9,35 +9,14 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from synth import SITE, Node, make_report
+from synth import keras3_predict_report
 
 import tfdiag
 from tfdiag.stats import MAX_PROF_BYTES
 
-KERAS = SITE + "keras/src/"
-
 
 def _report() -> tfdiag.Report:
-    adapter = Node(
-        KERAS + "trainers/data_adapters/array_data_adapter.py",
-        "ArrayDataAdapter.get_tf_dataset",
-        0.6,
-        11,
-    )
-    root = Node(
-        KERAS + "backend/tensorflow/trainer.py",
-        "TensorFlowTrainer.predict",
-        0.05,
-        11,
-        children=[adapter],
-    )
-    return make_report(
-        [root],
-        10,
-        cold=[Node(root.file, root.name, 0.01)],
-        first_call_s=0.2,
-        iteration_s=(0.05,) * 10,
-    )
+    return keras3_predict_report()
 
 
 def _one_line_exit_2(proc: subprocess.CompletedProcess[str]) -> str:

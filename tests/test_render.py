@@ -5,14 +5,12 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from synth import SITE, Node, make_report
+from synth import keras3_predict_report
 from tf20_fixture import tf20_predict_stats
 
 from tfdiag.load import report_from_stats
 from tfdiag.render.console import render_report
 from tfdiag.units import fmt_s
-
-KERAS = SITE + "keras/src/"
 
 
 def _text(report, width: int = 110) -> str:
@@ -29,23 +27,7 @@ def test_fmt_s_units() -> None:
 
 
 def test_view_shows_call_timing_classes_breakdown_culprits_findings() -> None:
-    adapter = Node(
-        KERAS + "trainers/data_adapters/array_data_adapter.py",
-        "ArrayDataAdapter.get_tf_dataset",
-        0.6,
-        11,
-    )
-    root = Node(
-        KERAS + "backend/tensorflow/trainer.py",
-        "TensorFlowTrainer.predict",
-        0.05,
-        11,
-        children=[adapter],
-    )
-    cold = [Node(root.file, root.name, 0.01, 1, children=[Node(adapter.file, adapter.name, 0.1)])]
-    report = make_report(
-        [root], 10, cold=cold, first_call_s=0.25, iteration_s=(0.05,) * 9 + (0.09,)
-    )
+    report = keras3_predict_report(first_call_s=0.25, iteration_s=(0.05,) * 9 + (0.09,))
     text = _text(report)
     assert "called  Model.predict()" in text
     assert "TensorFlow 2.21.0 · Keras 3.15.1" in text

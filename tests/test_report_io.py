@@ -7,38 +7,14 @@ import pstats
 from pathlib import Path
 
 import pytest
-from synth import SITE, Node, make_report
+from synth import keras3_predict_report
 
 from tfdiag import InputError, load_report
 from tfdiag.report import SCHEMA_VERSION, Report, report_paths
 
-KERAS = SITE + "keras/src/"
-
 
 def _report() -> Report:
-    per_call = Node(
-        KERAS + "trainers/data_adapters/array_data_adapter.py",
-        "ArrayDataAdapter.get_tf_dataset",
-        0.6,
-        11,
-    )
-    root = Node(
-        KERAS + "backend/tensorflow/trainer.py",
-        "TensorFlowTrainer.predict",
-        0.05,
-        11,
-        children=[per_call],
-    )
-    cold = [
-        Node(
-            KERAS + "backend/tensorflow/trainer.py",
-            "TensorFlowTrainer.predict",
-            0.01,
-            1,
-            children=[Node(per_call.file, per_call.name, 0.1, 1)],
-        )
-    ]
-    return make_report([root], 10, cold=cold, first_call_s=0.2, iteration_s=(0.05,) * 10)
+    return keras3_predict_report()
 
 
 def test_json_round_trip_keeps_raw_records_and_findings(tmp_path: Path) -> None:

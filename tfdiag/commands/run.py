@@ -7,17 +7,7 @@ import contextlib
 import sys
 from typing import Any
 
-from tfdiag.commands._common import add_output_options, print_report
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+from tfdiag.commands._common import add_output_options, int_at_least, print_report
 
 
 def register(sub: Any) -> None:
@@ -38,7 +28,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--iterations",
-        type=_non_negative,
+        type=int_at_least(0),
         default=10,
         help="profile each site's first call and this many more (0: time only; default 10)",
     )
