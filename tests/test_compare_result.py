@@ -322,7 +322,16 @@ def test_explain_a_comparison_without_tensorflow(tmp_path: Path, mixed: CompareR
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "★ best" in proc.stdout
+
+    def row(name: str) -> str:
+        return next(line for line in proc.stdout.splitlines() if line.startswith(f"{name}  "))
+
+    assert "★ best" in row("tf.function") and "baseline" in row("predict")
+    assert "mismatch" in row("predict_on_batch") and "error" in row("tf.function(jit)")
+    assert "…" not in proc.stdout
+    assert "! = IQR above 10 % of the median; first = the cold first call" in " ".join(
+        proc.stdout.split()
+    )
 
 
 def test_the_per_call_pipeline_finding_points_at_compare() -> None:
