@@ -115,6 +115,18 @@ def test_x_of_the_wrong_shape(tiny_files: tuple[Path, Path, Path], tmp_path: Pat
 
 
 @pytest.mark.tf
+def test_y_of_the_wrong_shape(tiny_files: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    model, x, _ = tiny_files
+    np.save(tmp_path / "y5.npy", np.zeros((32, 5), "float32"))
+    args = ("--model", str(model), "--x", str(x), "--y", str(tmp_path / "y5.npy"))
+    line = _one_line_error(run_cli("compare", *args))
+    assert line == (
+        "tfdiag: error: y has shape (32, 5) but the model's output is (None, 1): "
+        "its last dimension must be 1"
+    )
+
+
+@pytest.mark.tf
 def test_compare_a_saved_model_and_save_the_result(
     tiny_files: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
@@ -124,6 +136,7 @@ def test_compare_a_saved_model_and_save_the_result(
     args += ["--methods", "predict,predict_on_batch,fit,train_on_batch", "--repeats", "3"]
     proc = run_cli(*args, "--save", str(out), "--width", "120")
     assert proc.returncode == 0, proc.stderr
+    assert "Warning" not in proc.stderr  # Keras's note on the saved optimizer is not ours
     assert "Inference — time per call" in proc.stdout
     assert "Training — time per call" in proc.stdout
     assert "✓ Do: `model.predict_on_batch(x)`" in proc.stdout

@@ -17,6 +17,7 @@ from synth import SITE, Node, make_report
 from tfdiag.compare.check import loss_problem, output_mismatch
 from tfdiag.compare.result import CompareResult, MethodResult, Settings
 from tfdiag.compare.result_json import result_from_json
+from tfdiag.compare.validate import check_data
 from tfdiag.errors import InputError
 from tfdiag.load import load_result
 from tfdiag.render.compare_console import render_compare
@@ -194,7 +195,9 @@ def test_console_view_flags_noise() -> None:
         "predict", "predict", "p", "inference", "keras3", False, 1, (1.0, 1.5, 0.6)
     )
     text = _text(_result(noisy))
-    assert "(!" in text
+    row = next(line for line in text.splitlines() if line.startswith("predict "))
+    assert "1.00 s  450.0 ms !" in row  # median, then the IQR flagged noisy
+    assert "1 of 1 methods vary by more than 10 % between blocks (marked !)" in text
 
 
 def test_tfdiag_compare_stays_the_function_after_submodule_imports(
@@ -235,6 +238,61 @@ def test_loss_check() -> None:
     assert "rose" in str(loss_problem(-1.0, 0.0, loss_rise=0.5))
 
 
+class _Tensor:
+    def __init__(self, *shape: int | None) -> None:
+        self.shape = shape
+
+
+class _Shaped:
+    """Just what check_data reads of a model: the shapes of its inputs and outputs."""
+
+    def __init__(self, inputs: list[_Tensor], outputs: list[_Tensor]) -> None:
+        self.inputs, self.outputs = inputs, outputs
+
+
+@pytest.mark.parametrize(
+    ("outputs", "y", "message"),
+    [
+        (
+            [(None, 1)],
+            np.zeros((32, 5)),
+            r"y has shape \(32, 5\) but the model's output is \(None, 1\)",
+        ),
+        ([(None, 3)], np.zeros((32, 2)), "its last dimension must be 3"),
+        ([(None, 1), (None, 2)], [np.zeros((32, 1)), np.zeros((32, 3))], r"\(None, 2\)"),
+        ([(None, 1)], np.zeros((31, 1)), "y has 31 samples but x has 32"),
+        ([(None, 1)], [np.zeros((32, 1)), np.zeros((31, 1))], "different numbers of samples"),
+        ([(None, 10)], np.zeros((32, 1)), None),  # integer labels for a sparse loss
+        ([(None, 10)], np.zeros(32), None),
+        ([(None, 1)], np.zeros(32), None),
+        ([(None, 4, 2)], np.zeros((32, 4, 2)), None),
+        ([(None, None)], np.zeros((32, 7)), None),
+        ([(None, 1), (None, 2)], {"a": np.zeros((32, 9))}, None),  # dicts: matched by Keras
+    ],
+)
+def test_target_check(
+    outputs: list[tuple[int | None, ...]], y: object, message: str | None
+) -> None:
+    model = _Shaped([_Tensor(None, 4)], [_Tensor(*shape) for shape in outputs])
+    x = np.zeros((32, 4), "float32")
+    if message is None:
+        check_data(model, x, y)
+    else:
+        with pytest.raises(InputError, match=message):
+            check_data(model, x, y)
+
+
+def test_target_check_skips_a_model_without_outputs() -> None:
+    class Unbuilt:
+        @property
+        def outputs(self) -> list[object]:
+            raise AttributeError("not built")
+
+        inputs: list[object] = []
+
+    check_data(Unbuilt(), np.zeros((32, 4)), np.zeros((32, 5)))
+
+
 # -- explain through the CLI ------------------------------------------------------------
 
 
@@ -264,7 +322,16 @@ def test_explain_a_comparison_without_tensorflow(tmp_path: Path, mixed: CompareR
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "★ best" in proc.stdout
+
+    def row(name: str) -> str:
+        return next(line for line in proc.stdout.splitlines() if line.startswith(f"{name}  "))
+
+    assert "★ best" in row("tf.function") and "baseline" in row("predict")
+    assert "mismatch" in row("predict_on_batch") and "error" in row("tf.function(jit)")
+    assert "…" not in proc.stdout
+    assert "! = IQR above 10 % of the median; first = the cold first call" in " ".join(
+        proc.stdout.split()
+    )
 
 
 def test_the_per_call_pipeline_finding_points_at_compare() -> None:

@@ -152,6 +152,7 @@ def test_keras_vs_tf_keras_twins(
         (lambda m, x, y: tfdiag.compare(m, x[:, :3]), r"x has shape \(32, 3\)"),
         (lambda m, x, y: tfdiag.compare(m, [1.0, 2.0]), "x must be a NumPy array"),
         (lambda m, x, y: tfdiag.compare(m, x, y[:5]), "y has 5 samples but x has 32"),
+        (lambda m, x, y: tfdiag.compare(m, x, np.c_[y, y]), r"y has shape \(32, 2\) but the"),
         (lambda m, x, y: tfdiag.compare(m, x, methods=["fit"]), "training methods need targets"),
         (lambda m, x, y: tfdiag.compare(m, x, methods=["nope"]), "unknown method 'nope'"),
         (lambda m, x, y: tfdiag.compare(m, x, baseline="fit"), "baseline 'fit' is not among"),

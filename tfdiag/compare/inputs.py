@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,12 @@ def load_model(path: str) -> Any:
     import keras
 
     try:
-        return keras.models.load_model(p)
+        with warnings.catch_warnings():
+            # Keras warns when the saved optimizer state does not fit the rebuilt optimizer
+            # (a model saved before any training step); compare never reads that state:
+            # its training copies get a fresh optimizer.
+            warnings.filterwarnings("ignore", "Skipping variable loading for optimizer")
+            return keras.models.load_model(p)
     except Exception as exc:  # any reason Keras gives is the file's fault
         raise InputError(f"{p}: cannot load a Keras model ({one_line(exc)})") from None
 

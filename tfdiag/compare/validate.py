@@ -78,7 +78,7 @@ def _shape(value: Any) -> tuple[int | None, ...]:
 def check_data(model: Any, x: Any, y: Any) -> None:
     xs = _arrays(x, "x")
     n = _samples(xs, "x")
-    expected = _input_shapes(model)
+    expected = _shapes(model, "inputs")
     if expected is not None and not isinstance(x, dict):
         if len(expected) != len(xs):
             raise InputError(f"the model takes {len(expected)} input(s); x holds {len(xs)}")
@@ -89,9 +89,29 @@ def check_data(model: Any, x: Any, y: Any) -> None:
                     f"x has shape {got} but the model expects {tuple(want)} (None: any size)"
                 )
     if y is not None:
-        m = _samples(_arrays(y, "y"), "y")
+        ys = _arrays(y, "y")
+        m = _samples(ys, "y")
         if m != n:
             raise InputError(f"y has {m} samples but x has {n}")
+        if not isinstance(y, dict):
+            _check_targets(ys, _shapes(model, "outputs"))
+
+
+def _check_targets(ys: list[Any], outputs: list[tuple[int | None, ...]] | None) -> None:
+    """y's last dimension must be the output's, as the loss will compare them.
+
+    Only where the ranks match: integer labels of shape (n,) or (n, 1) against a softmax
+    output of (None, k) are what sparse losses take, so a y whose last dimension is 1 passes.
+    """
+    if outputs is None or len(outputs) != len(ys):
+        return
+    for leaf, want in zip(ys, outputs):
+        got = _shape(leaf)
+        if len(got) == len(want) and want[-1] is not None and got[-1] not in (want[-1], 1):
+            raise InputError(
+                f"y has shape {got} but the model's output is {tuple(want)}: "
+                f"its last dimension must be {want[-1]}"
+            )
 
 
 def _arrays(x: Any, what: str) -> list[Any]:
@@ -120,14 +140,18 @@ def _samples(xs: list[Any], what: str) -> int:
     return int(n)
 
 
-def _input_shapes(model: Any) -> list[tuple[int | None, ...]] | None:
+def _shapes(model: Any, what: str) -> list[tuple[int | None, ...]] | None:
+    """The shapes of ``model.inputs`` or ``model.outputs``; None when the model has none yet."""
     try:
-        inputs = model.inputs
+        tensors = getattr(model, what)
     except (AttributeError, ValueError):
         return None
-    if not isinstance(inputs, (list, tuple)) or not inputs:
+    if not isinstance(tensors, (list, tuple)) or not tensors:
         return None
-    return [_shape(t) for t in inputs]
+    try:
+        return [_shape(t) for t in tensors]
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def choose(methods: Iterable[str | Method] | None, *, with_y: bool) -> list[Method]:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
-from tfdiag.render.compare_console import fmt_percent
+from tfdiag.render.compare_console import Col, Fitted, fmt_percent, header_floor
 
 if TYPE_CHECKING:
     from tfdiag.compare.bench_result import BenchCell, BenchResult
@@ -33,56 +31,52 @@ def _percent(value: float | None) -> Text:
     return Text(fmt_percent(value), style="green" if value > 0 else "red" if value < 0 else "")
 
 
+def _columns(result: BenchResult, stacked: bool) -> tuple[Col, ...]:
+    """The grid's columns; ``stacked`` puts the Keras flavour under the model (narrow consoles)."""
+    keys = result.rows()
+    flavours = len({c.flavour for c in result.cells}) > 1
+    cols: list[Col] = []
+    if flavours and not stacked:
+        cols.append(Col("flavour", tuple(Text(k[0]) for k in keys)))
+    models = [Text(f"{k[1]}\n{k[0]}" if flavours and stacked else k[1]) for k in keys]
+    cols += [
+        Col("model", tuple(models)),
+        Col("data", tuple(Text(k[2]) for k in keys)),
+        Col("input", tuple(Text(k[3]) for k in keys)),
+    ]
+    for loop, short in (("fit", "fit"), ("train_on_batch", "tob")):
+        for mode in ("graph", "eager"):
+            cells = tuple(_seconds(result.cell(k, loop, mode)) for k in keys)
+            header = f"{short} {mode}"
+            cols.append(Col(header, cells, right=True, shrink=((0, header_floor(header, cells)),)))
+        cells = tuple(_percent(result.gve(k, loop)) for k in keys)
+        cols.append(Col("GvE", cells, right=True))
+    cells = tuple(_percent(result.tob_vs_fit(k)) for k in keys)
+    cols.append(
+        Col("tob vs fit", cells, right=True, shrink=((0, header_floor("tob vs fit", cells)),))
+    )
+    return tuple(cols)
+
+
 def render_bench(result: BenchResult) -> RenderableType:
     s = result.settings
-    flavours = len({c.flavour for c in result.cells}) > 1
     blocks = f"{s.iterations} iterations" if s.iterations else "the seeds' 200/100/50 iterations"
-    table = Table(
-        title=(
-            "The seeds' grid — seconds per iteration (one batch of 32), median of "
-            f"{s.repeats} interleaved blocks of {blocks}"
-        ),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-    )
-    if flavours:
-        table.add_column("flavour")
-    for col in ("model", "data", "input"):
-        table.add_column(col)
-    for col in ("fit graph", "fit eager", "GvE", "tob graph", "tob eager", "GvE", "tob vs fit"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for key in result.rows():
-        flavour, model, data, src = key
-        cells = [
-            result.cell(key, loop, mode)
-            for loop in ("fit", "train_on_batch")
-            for mode in ("graph", "eager")
-        ]
-        table.add_row(
-            *([flavour] if flavours else []),
-            model,
-            data,
-            src,
-            _seconds(cells[0]),
-            _seconds(cells[1]),
-            _percent(result.gve(key, "fit")),
-            _seconds(cells[2]),
-            _seconds(cells[3]),
-            _percent(result.gve(key, "train_on_batch")),
-            _percent(result.tob_vs_fit(key)),
-        )
-    table.caption = (
-        "% = (1 − longer/shorter) × 100, the seeds' signed percent: GvE + when graph is "
+    table = Fitted(
+        layouts=(_columns(result, False), _columns(result, True)),
+        title="The seeds' grid — seconds per iteration (one batch of 32), median of "
+        f"{s.repeats} interleaved blocks of {blocks}",
+        caption="% = (1 − longer/shorter) × 100, the seeds' signed percent: GvE + when graph is "
         "faster; tob vs fit (graph) + when train_on_batch is faster. "
-        "! = IQR above 10 % of the median. tob = train_on_batch."
+        "! = IQR above 10 % of the median. tob = train_on_batch.",
     )
-    table.caption_justify = "left"
     parts: list[RenderableType] = [table]
     errors = [c for c in result.cells if c.error is not None]
+    flavours = len({c.flavour for c in result.cells}) > 1
     for c in errors:
+        flavour = f"{escape(c.flavour)} · " if flavours else ""
         parts.append(
             Text.from_markup(
-                f"[red]error[/] {escape(c.model)} model · {escape(c.data)} data · "
+                f"[red]error[/] {flavour}{escape(c.model)} model · {escape(c.data)} data · "
                 f"{escape(c.loop)} · {escape(c.input)} · {escape(c.mode)}: {escape(c.error or '')}"
             )
         )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -27,6 +31,99 @@ def fmt_ratio(ratio: float | None) -> str:
 
 def fmt_percent(percent: float | None) -> str:
     return "–" if percent is None else f"{percent:+,.0f} %"
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column of a :class:`Fitted` table.
+
+    ``shrink`` holds ``(rank, floor)`` steps: at each step, in rank order across the table, the
+    column wraps (at word boundaries) as narrow as the table needs, but no narrower than the
+    floor. A column without steps keeps every cell on one line.
+    """
+
+    header: str
+    cells: tuple[Text, ...]
+    right: bool = False
+    shrink: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def natural(self) -> int:
+        return max(_width(text) for text in (Text(self.header), *self.cells))
+
+
+def _width(text: Text) -> int:
+    return max(cell_len(line) for line in text.plain.split("\n"))
+
+
+def header_floor(header: str, cells: Iterable[Text]) -> int:
+    """A floor that wraps only the header: its longest word, or the widest cell."""
+    return max(max(cell_len(word) for word in header.split()), *(_width(c) for c in cells))
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A table laid out for the width it is printed at, never cutting a cell with "…".
+
+    The layouts are tried in order, with two spaces between columns and then with one; in
+    each, the columns shrink by their steps until the table fits. The first that fits is
+    printed, else the narrowest (rich then folds what does not fit). Title and caption wrap.
+    """
+
+    layouts: tuple[tuple[Col, ...], ...]
+    title: str
+    caption: str
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = None
+        for gap in (2, 1):
+            for cols in self.layouts:
+                table, fits = self._fit(console, options, cols, gap)
+                if fits:
+                    yield table
+                    return
+        if table is not None:
+            yield table
+
+    def _fit(
+        self, console: Console, options: ConsoleOptions, cols: tuple[Col, ...], gap: int
+    ) -> tuple[Table, bool]:
+        widths: list[int | None] = [None] * len(cols)
+        table = self._table(cols, widths, gap)
+        wide = options.update_width(10_000)
+        steps = sorted((rank, i, floor) for i, c in enumerate(cols) for rank, floor in c.shrink)
+        for _, i, floor in steps:
+            over = Measurement.get(console, wide, table).maximum - options.max_width
+            if over <= 0:
+                break
+            now = widths[i] or cols[i].natural
+            widths[i] = min(now, max(floor, now - over))
+            table = self._table(cols, widths, gap)
+        return table, Measurement.get(console, wide, table).maximum <= options.max_width
+
+    def _table(self, cols: tuple[Col, ...], widths: list[int | None], gap: int) -> Table:
+        table = Table(
+            title=self.title,
+            title_justify="left",
+            caption=self.caption,
+            caption_justify="left",
+            box=box.SIMPLE_HEAD,
+            collapse_padding=True,
+            pad_edge=False,
+            show_edge=False,
+            padding=(0, gap - 1),
+        )
+        for col, width in zip(cols, widths):
+            table.add_column(
+                col.header,
+                justify="right" if col.right else "left",
+                no_wrap=width is None,
+                width=width,
+                overflow="fold",
+            )
+        for row in zip(*(c.cells for c in cols)):
+            table.add_row(*row)
+        return table
 
 
 def _header(result: CompareResult) -> Panel:
@@ -74,8 +171,8 @@ def _status(result: CompareResult, m: MethodResult) -> Text:
 
 def _iqr(m: MethodResult) -> Text:
     text = Text(fmt_s(m.iqr_s))
-    if m.noisy and m.spread is not None:
-        text.append(f" (!{100 * m.spread:.0f}%)", style="yellow")
+    if m.noisy:
+        text.append(" !", style="yellow")
     return text
 
 
@@ -86,51 +183,61 @@ def _loss(m: MethodResult) -> str:
     return f"{m.loss_before:.3f} → {after}"
 
 
-def _table(result: CompareResult, kind: str) -> Table:
-    base = result.baseline(kind)
-    base_name = base.name if base is not None else "baseline"
-    s = result.settings
-    unit = "all of x" if kind == "inference" else "one pass over x and y"
-    table = Table(
-        title=f"{_KIND_TITLES.get(kind, kind)} — time per call ({unit}, batch size {s.batch_size})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        collapse_padding=True,
-        pad_edge=False,
-    )
-    table.add_column("method", ratio=None, min_width=16)
-    for col in ("median", "IQR", "first", "× fastest", f"vs {base_name}", "seeds' %"):
-        table.add_column(col, justify="right", no_wrap=True)
-    training = kind == "training"
-    if training:
-        table.add_column("loss", no_wrap=True)
-    table.add_column("status", overflow="fold")
+def _method_columns(result: CompareResult, kind: str, stacked: bool) -> tuple[Col, ...]:
+    """The table's columns; ``stacked`` puts each status under its method name (narrow consoles).
+
+    As the console narrows: the method names wrap (first down to 16 columns), then the long
+    headers, then the method names down to their longest word, then the losses and the IQRs.
+    """
     methods = sorted(
         result.of_kind(kind),
         key=lambda m: (m.median_s is None or m.problem is not None, m.median_s or 0.0),
     )
-    for m in methods:
-        rec = result.recommendation(kind)
-        style = "bold" if rec is not None and rec.method is m else ""
-        table.add_row(
-            Text(m.name, style=style),
-            fmt_s(m.median_s),
-            _iqr(m),
-            fmt_s(m.first_call_s),
-            fmt_ratio(result.ratio_to_fastest(m)),
-            fmt_ratio(result.speedup_vs_baseline(m)),
-            fmt_percent(result.percent_vs_baseline(m)),
-            *([_loss(m)] if training else []),
-            _status(result, m),
-        )
-    table.caption = (
-        f"vs {base_name} = its median / this median; seeds' % = (1 − longer/shorter) × 100, "
-        f"+ when faster than {base_name}; (!) = IQR above 10 % of the median; first = "
+    rec = result.recommendation(kind)
+    base = result.baseline(kind)
+    vs = f"vs {base.name if base is not None else 'baseline'}"
+    bold = [rec is not None and rec.method is m for m in methods]
+    names = [Text(m.name, style="bold" if b else "") for m, b in zip(methods, bold)]
+    statuses = [_status(result, m) for m in methods]
+    word = max(cell_len(w) for m in methods for w in m.name.split())
+    if stacked:
+        names = [Text.assemble(name, "\n", status) for name, status in zip(names, statuses)]
+        word = max(word, *(status.cell_len for status in statuses))
+    cols = [Col("method", tuple(names), shrink=((0, max(word, 16)), (3, word)))]
+    if not stacked:
+        cols.append(Col("status", tuple(statuses)))
+    cols.append(Col("median", tuple(Text(fmt_s(m.median_s)) for m in methods), right=True))
+    iqr_floor = max(cell_len(fmt_s(m.iqr_s)) for m in methods)
+    cols.append(Col("IQR", tuple(_iqr(m) for m in methods), right=True, shrink=((5, iqr_floor),)))
+    cols.append(Col("first", tuple(Text(fmt_s(m.first_call_s)) for m in methods), right=True))
+    for rank, header, cells in (
+        (1, "× fastest", [fmt_ratio(result.ratio_to_fastest(m)) for m in methods]),
+        (2, vs, [fmt_ratio(result.speedup_vs_baseline(m)) for m in methods]),
+        (2, "seeds' %", [fmt_percent(result.percent_vs_baseline(m)) for m in methods]),
+    ):
+        texts = tuple(Text(c) for c in cells)
+        cols.append(Col(header, texts, right=True, shrink=((rank, header_floor(header, texts)),)))
+    if kind == "training":
+        losses = tuple(Text(_loss(m)) for m in methods)
+        loss_floor = max(cell_len(t.plain.split(" → ")[0]) + 2 for t in losses)
+        cols.append(Col("loss", losses, shrink=((4, loss_floor),)))
+    return tuple(cols)
+
+
+def _table(result: CompareResult, kind: str) -> Fitted:
+    base = result.baseline(kind)
+    base_name = base.name if base is not None else "baseline"
+    unit = "all of x" if kind == "inference" else "one pass over x and y"
+    training = kind == "training"
+    return Fitted(
+        layouts=(_method_columns(result, kind, False), _method_columns(result, kind, True)),
+        title=f"{_KIND_TITLES.get(kind, kind)} — time per call ({unit}, "
+        f"batch size {result.settings.batch_size})",
+        caption=f"vs {base_name} = its median / this median; seeds' % = (1 − longer/shorter) "
+        f"× 100, + when faster than {base_name}; ! = IQR above 10 % of the median; first = "
         "the cold first call (tracing, building)"
-        + ("; loss on x, y before → after the method's calls" if training else "")
+        + ("; loss on x, y before → after the method's calls" if training else ""),
     )
-    table.caption_justify = "left"
-    return table
 
 
 def _problems(result: CompareResult, kind: str) -> list[Text]:
@@ -145,29 +252,31 @@ def _problems(result: CompareResult, kind: str) -> list[Text]:
 
 def _advice(result: CompareResult) -> RenderableType:
     do, dont = result.advice()
-    lines = [Text("For this model and data", style="bold")]
-    lines += [Text.assemble(("  ✓ ", "green"), line) for line in do]
-    lines += [Text.assemble(("  ✗ ", "red"), line) for line in dont]
-    return Group(*lines)
+    grid = Table.grid(padding=(0, 1))  # a wrapped line hangs under its own text
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for mark, style, lines in (("  ✓", "green", do), ("  ✗", "red", dont)):
+        for line in lines:
+            grid.add_row(Text(mark, style=style), Text(line))
+    return Group(Text("For this model and data", style="bold"), grid)
 
 
 def render_compare(result: CompareResult) -> RenderableType:
     """The whole comparison as one renderable."""
     parts: list[RenderableType] = [_header(result)]
     for kind in result.kinds:
-        parts.append(_table(result, kind))
-        parts += _problems(result, kind)
+        parts += [Text(), _table(result, kind), *_problems(result, kind)]
     noisy = [m for m in result.methods if m.noisy]
     if noisy:
         parts.append(
             Text(
                 f"noise: {len(noisy)} of {len(result.methods)} methods vary by more than 10 % "
-                "between blocks (!); before trusting a small difference, rerun with more "
+                "between blocks (marked !); before trusting a small difference, rerun with more "
                 "repeats on a quieter machine.",
                 style="yellow",
             )
         )
-    parts.append(_advice(result))
+    parts += [Text(), _advice(result)]
     if result.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in result.notes), style="dim"))
     return Group(*parts)
