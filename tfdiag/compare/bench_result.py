@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 from tfdiag import __version__
 from tfdiag._atomic import write_set
 from tfdiag._renderable import Renderable
-from tfdiag.compare.measure import iqr, is_noisy, median, relative_spread, signed_percent
+from tfdiag.compare.measure import (
+    TimedBlocks,
+    signed_percent,
+)
 from tfdiag.compare.seed_models import SEED_ITERATIONS, SIZES
 from tfdiag.errors import InputError
 from tfdiag.report import SCHEMA_VERSION, Environment
@@ -56,7 +59,7 @@ class BenchSettings:
 
 
 @dataclass(frozen=True)
-class BenchCell:
+class BenchCell(TimedBlocks):
     """One model × data × loop × input × mode: per-iteration seconds of each block."""
 
     model: str
@@ -69,22 +72,6 @@ class BenchCell:
     times_s: tuple[float, ...]
     warmup_s: tuple[float, ...] = ()
     error: str | None = None
-
-    @property
-    def median_s(self) -> float | None:
-        return median(self.times_s)
-
-    @property
-    def iqr_s(self) -> float | None:
-        return iqr(self.times_s)
-
-    @property
-    def spread(self) -> float | None:
-        return relative_spread(self.times_s)
-
-    @property
-    def noisy(self) -> bool:
-        return is_noisy(self.times_s)
 
 
 RowKey = tuple[str, str, str, str]  # flavour, model, data, input

@@ -177,3 +177,26 @@ def _rotated(names: list[str], r: int, errors: dict[str, str]) -> list[str]:
     """This round's order: the list rotated by ``r``, failed methods left out."""
     k = r % len(names) if names else 0
     return [n for n in names[k:] + names[:k] if n not in errors]
+
+
+class TimedBlocks:
+    """Statistics over ``times_s`` (seconds per call, one per timed block), for any record
+    that has it: a compared method, a bench cell."""
+
+    times_s: tuple[float, ...]
+
+    @property
+    def median_s(self) -> float | None:
+        return median(self.times_s)
+
+    @property
+    def iqr_s(self) -> float | None:
+        return iqr(self.times_s)
+
+    @property
+    def spread(self) -> float | None:
+        return relative_spread(self.times_s)
+
+    @property
+    def noisy(self) -> bool:
+        return is_noisy(self.times_s)

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from tfdiag._atomic import write_set
 from tfdiag._renderable import Renderable
-from tfdiag.compare.measure import iqr, is_noisy, median, relative_spread, signed_percent
+from tfdiag.compare.measure import (
+    TimedBlocks,
+    signed_percent,
+)
 from tfdiag.report import SCHEMA_VERSION, Environment, report_paths
 from tfdiag.units import fmt_s
 
@@ -36,7 +39,7 @@ DONT_SLOWER_AT = 10.0
 
 
 @dataclass(frozen=True)
-class MethodResult:
+class MethodResult(TimedBlocks):
     """One method's raw record. ``times_s``: per-call seconds, one per timed block."""
 
     name: str
@@ -58,22 +61,6 @@ class MethodResult:
     def ok(self) -> bool:
         """Ran, was timed, and its output (or loss) checked out: it may be recommended."""
         return self.error is None and self.mismatch is None and bool(self.times_s)
-
-    @property
-    def median_s(self) -> float | None:
-        return median(self.times_s)
-
-    @property
-    def iqr_s(self) -> float | None:
-        return iqr(self.times_s)
-
-    @property
-    def spread(self) -> float | None:
-        return relative_spread(self.times_s)
-
-    @property
-    def noisy(self) -> bool:
-        return is_noisy(self.times_s)
 
     @property
     def first_call_s(self) -> float | None:
