@@ -31,6 +31,22 @@ def run_cli(
     )
 
 
+def run_cli_without_tensorflow(*args: str) -> subprocess.CompletedProcess[str]:
+    """``tfdiag ARGS`` in a process where importing tensorflow, keras or tf_keras fails,
+    as on a machine without them."""
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('tensorflow', 'keras', 'tf_keras'):\n"
+        "            raise ImportError('no tensorflow here')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from tfdiag.cli import main\n"
+        f"raise SystemExit(main({list(args)!r}))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+
+
 @pytest.fixture(scope="session")
 def tiny_data() -> tuple[Any, Any]:
     import numpy as np

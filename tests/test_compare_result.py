@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, run_cli_without_tensorflow
 from rich.console import Console
-from synth import SITE, Node, make_report
+from synth import keras3_predict_report
 
 from tfdiag.compare.check import loss_problem, output_mismatch
 from tfdiag.compare.result import CompareResult, MethodResult, Settings
@@ -310,17 +308,7 @@ def test_explain_a_saved_comparison(tmp_path: Path, mixed: CompareResult) -> Non
 
 def test_explain_a_comparison_without_tensorflow(tmp_path: Path, mixed: CompareResult) -> None:
     path = mixed.save(tmp_path / "cmp")
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('tensorflow', 'keras', 'tf_keras'):\n"
-        "            raise ImportError('no tensorflow here')\n"
-        "sys.meta_path.insert(0, Block())\n"
-        "from tfdiag.cli import main\n"
-        f"raise SystemExit(main(['explain', {str(path)!r}, '--width', '100']))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    proc = run_cli_without_tensorflow("explain", str(path), "--width", "100")
     assert proc.returncode == 0, proc.stderr
 
     def row(name: str) -> str:
@@ -335,21 +323,7 @@ def test_explain_a_comparison_without_tensorflow(tmp_path: Path, mixed: CompareR
 
 
 def test_the_per_call_pipeline_finding_points_at_compare() -> None:
-    keras = SITE + "keras/src/"
-    adapter = Node(
-        keras + "trainers/data_adapters/array_data_adapter.py",
-        "ArrayDataAdapter.get_tf_dataset",
-        0.6,
-        11,
-    )
-    root = Node(
-        keras + "backend/tensorflow/trainer.py",
-        "TensorFlowTrainer.predict",
-        0.05,
-        11,
-        children=[adapter],
-    )
-    report = make_report([root], 10, cold=[Node(root.file, root.name, 0.01)])
+    report = keras3_predict_report()
     finding = next(f for f in report.findings if f.id == "per-call-input-pipeline")
     assert finding.fix.startswith("For in-memory batches call `model.predict_on_batch(x)`")
     assert finding.fix.endswith(
