@@ -76,6 +76,15 @@ def test_explain_with_user_rules(saved: Path, tmp_path: Path) -> None:
             lambda d: (d / "x.prof").write_bytes(b"\x00junk") and d / "x.prof",
             "neither a tfdiag report nor pstats",
         ),
+        (lambda d: d, "is a folder"),
+        (lambda d: (d / "e.tfdiag.json").write_bytes(b"") or d / "e.tfdiag.json", "empty file"),
+        (
+            lambda d: (
+                (d / "t.tfdiag.json").write_text('{"schema_version": 1, "timing": {')
+                and d / "t.tfdiag.json"
+            ),
+            "corrupt JSON",
+        ),
     ],
 )
 def test_bad_paths_exit_2_with_one_line(tmp_path: Path, make, fragment: str) -> None:
