@@ -19,3 +19,23 @@ def test_readme_links_exist() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for target in re.findall(r"\]\((docs/[^)]+)\)", readme):
         assert (ROOT / target).exists(), target
+
+
+def test_every_test_named_in_the_hardening_table_exists() -> None:
+    import re
+
+    doc = (ROOT / "docs" / "hardening.md").read_text(encoding="utf-8")
+    refs = re.findall(r"`(test_\w+\.py)(?:::(\w+))?", doc)
+    assert len(refs) > 20
+    last_file = None
+    for file, name in refs:
+        source = (ROOT / "tests" / file).read_text(encoding="utf-8")
+        if name:
+            assert f"def {name}(" in source, f"{file}::{name}"
+        last_file = file
+    # `::name` shorthand after a file refers to that file
+    for name in re.findall(r"`::(\w+)`", doc):
+        assert any(f"def {name}(" in p.read_text() for p in (ROOT / "tests").glob("test_*.py")), (
+            name
+        )
+    assert last_file is not None
