@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from importlib import metadata
 from typing import Any
 
 from tfdiag.report import CallInfo, Environment
@@ -14,6 +13,8 @@ _MAX_REPR = 60
 
 
 def _version(dist: str) -> str | None:
+    from importlib import metadata  # slow to import; only a run needs it
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

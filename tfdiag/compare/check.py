@@ -11,8 +11,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 
 def flatten(value: Any) -> list[Any]:
     """Leaves of nested lists/tuples/dicts (dicts in key order), as NumPy arrays."""
@@ -20,6 +18,8 @@ def flatten(value: Any) -> list[Any]:
         return [leaf for key in sorted(value, key=str) for leaf in flatten(value[key])]
     if isinstance(value, (list, tuple)):
         return [leaf for item in value for leaf in flatten(item)]
+    import numpy as np  # here, not at import: `import tfdiag` stays light
+
     numpy = getattr(value, "numpy", None)
     return [np.asarray(numpy() if callable(numpy) else value)]
 
@@ -28,6 +28,8 @@ def output_mismatch(
     output: Any, reference: Any, *, rtol: float, atol: float, against: str
 ) -> tuple[str | None, float | None]:
     """``(message, max |difference|)``; the message is ``None`` when the outputs agree."""
+    import numpy as np
+
     outs, refs = flatten(output), flatten(reference)
     if len(outs) != len(refs):
         return f"returns {len(outs)} outputs, {against} returns {len(refs)}", None
