@@ -102,8 +102,11 @@ def _top_ops(tf: TfProfile) -> Table:
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
-    for col in ("op", "type", "where", "per iteration", "% of op time"):
-        table.add_column(col, justify="right" if col.startswith(("per", "%")) else "left")
+    table.expand = True
+    table.add_column("op", overflow="fold", ratio=1)  # tf.data op names differ at their ends
+    table.add_column("type", overflow="fold", max_width=24)
+    for col in ("where", "per iteration", "% of op time"):
+        table.add_column(col, justify="left" if col == "where" else "right", no_wrap=True)
     for op in tf.top_ops[:TOP_OPS_SHOWN]:
         table.add_row(
             escape(op.name),
