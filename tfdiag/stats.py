@@ -85,17 +85,6 @@ class ProfileStats:
         """Total profiled time: the sum of self times, which never overlaps."""
         return sum(f.self_s for f in self.functions)
 
-    def callees(self) -> tuple[tuple[int, ...], ...]:
-        """For each function, the indexes of the functions it called."""
-        out: list[list[int]] = [[] for _ in self.functions]
-        for i, fn in enumerate(self.functions):
-            for edge in fn.callers:
-                out[edge.caller].append(i)
-        return tuple(tuple(c) for c in out)
-
-    def index(self) -> dict[FunctionKey, int]:
-        return {f.key: i for i, f in enumerate(self.functions)}
-
     def minus(self, earlier: ProfileStats) -> ProfileStats:
         """What happened after ``earlier`` was taken, in this table's order.
 
