@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import ROOT
 
 from tfdiag.render.catalog_doc import catalog_markdown
@@ -39,3 +40,21 @@ def test_every_test_named_in_the_hardening_table_exists() -> None:
             name
         )
     assert last_file is not None
+
+
+@pytest.mark.tf
+def test_quickstart_code_runs(tmp_path, monkeypatch, capsys) -> None:
+    """The quickstart's Python blocks, run in order as a user would paste them."""
+    import re
+
+    doc = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    assert len(blocks) == 4
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "quickstart.md", "exec"), namespace)
+    ids = [f.id for f in namespace["report"].findings]  # type: ignore[attr-defined]
+    assert set(ids[:2]) == {"per-call-input-pipeline", "per-iteration-tracing"}
+    assert "faster than predict" in capsys.readouterr().out
+    assert (tmp_path / "predict.tfdiag.json").exists() and (tmp_path / "predict.prof").exists()
