@@ -176,3 +176,96 @@ def test_iterations_cannot_rewrite_a_saved_report(tmp_path: Path) -> None:
     saved = _report().save(tmp_path / "run")[0]
     line = _one_line_exit_2(run_cli("explain", str(saved), "--iterations", "7"))
     assert "applies to a bare .prof" in line and "10 iterations" in line
+
+
+def test_a_rename_that_fails_midway_puts_the_earlier_set_back(tmp_path: Path, monkeypatch) -> None:
+    import tfdiag._atomic as atomic
+
+    json_path, prof_path = _report().save(tmp_path / "run")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real_replace = atomic.os.replace
+    swaps = {"n": 0}
+
+    def flaky_replace(src, dst):
+        if str(src).endswith(".tmp"):
+            swaps["n"] += 1
+            if swaps["n"] == 2:  # the .json landed, the .prof rename fails
+                raise OSError(5, "Input/output error")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", flaky_replace)
+    with pytest.raises(tfdiag.InputError, match="Input/output error"):
+        keras3_predict_report(first_call_s=0.9).save(json_path, overwrite=True)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_ctrl_c_during_a_save_leaves_no_temporary(tmp_path: Path, monkeypatch) -> None:
+    import tfdiag._atomic as atomic
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _report().save(tmp_path / "run")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_argument_whose_repr_raises_does_not_lock_profile_out() -> None:
+    class Bad:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    with pytest.raises(RuntimeError, match="no repr"):
+        tfdiag.profile(lambda b: None, Bad(), iterations=3)
+    assert tfdiag.profile(len, [1], iterations=3).timing.iterations == 3
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ('{"schema_version": 1, "kind": []}', "kind is not a string"),
+        (
+            '{"schema_version": 1, "timing": {"iterations": 1' + "0" * 400 + "}, "
+            '"profile": {"functions": []}}',
+            "out of range",
+        ),
+        ("[" * 100000 + "]" * 100000, "corrupt JSON"),
+    ],
+)
+def test_hostile_json_exits_2(tmp_path: Path, content: str, fragment: str) -> None:
+    path = tmp_path / "odd.tfdiag.json"
+    path.write_text(content)
+    assert fragment in _one_line_exit_2(run_cli("explain", str(path)))
+
+
+def test_more_iterations_than_the_profile_holds_is_refused(tmp_path: Path) -> None:
+    prof = _report().save(tmp_path / "run")[1]  # predict called 11 times
+    line = _one_line_exit_2(run_cli("explain", str(prof), "--iterations", "50"))
+    assert "more than the 11 calls" in line
+
+
+def test_ports_and_empty_paths(tmp_path: Path) -> None:
+    assert "at most 65535" in _one_line_exit_2(run_cli("snakeviz", "x", "--port", "99999"))
+    assert "an empty path" in _one_line_exit_2(run_cli("explain", ""))
+
+
+def test_outputs_are_checked_before_a_long_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    script = tmp_path / "s.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    taken = tmp_path / "out.tfdiag.json"
+    taken.write_text("{}")
+    line = _one_line_exit_2(run_cli("run", "--out", str(taken), str(script)))
+    assert "exists" in line and not marker.exists()
+    line = _one_line_exit_2(run_cli("run", "--out", str(tmp_path / "no" / "o.json"), str(script)))
+    assert "not a folder" in line and not marker.exists()
+    assert "--models" in _one_line_exit_2(run_cli("bench", "--models", ""))
+
+
+def test_rule_fields_must_have_their_types(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text('[{"path": "x", "function": "y", "category": "other", "why": 1}]')
+    saved = _report().save(tmp_path / "run")[0]
+    line = _one_line_exit_2(run_cli("explain", str(saved), "--rules", str(rules)))
+    assert "'why' must be a string" in line and str(rules) in line

@@ -61,3 +61,9 @@ def test_interrupt_in_a_probe_pass_stops_the_sampler() -> None:
     assert report.partial and report.probes is None
     assert len(report.timing.iteration_s) == 4
     assert sys.getprofile() is None and threading.active_count() == threads
+
+
+def test_a_partial_report_says_its_classes_are_approximate() -> None:
+    with pytest.raises(tfdiag.Interrupted) as info:
+        tfdiag.profile(_interrupt_on(6), iterations=10)
+    assert any("approximate" in n for n in info.value.report.notes)

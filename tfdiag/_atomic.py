@@ -9,13 +9,39 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tfdiag.errors import InputError
 
 #: A file's bytes, or a folder's files by relative path.
 Content = bytes | Mapping[str, bytes]
+
+
+def check_targets(paths: Iterable[Path], *, overwrite: bool = False) -> None:
+    """Fail now, before a long run, if ``write_set`` would refuse these paths later.
+
+    Raises:
+        InputError: a target exists (without ``overwrite``), or its folder is missing or
+            not writable.
+    """
+    paths = list(paths)
+    if not overwrite:
+        _refuse_existing(paths)
+    for path in paths:
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise InputError(f"cannot write {path}: {folder} is not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"cannot write {path}: {folder} is not writable")
+
+
+def _refuse_existing(paths: Iterable[Path]) -> None:
+    for path in paths:
+        if os.path.lexists(path):
+            raise InputError(
+                f"{path} exists; pass --force (overwrite=True in Python) to replace it"
+            )
 
 
 def write_set(files: Mapping[Path, Content], *, overwrite: bool = False) -> None:
@@ -28,9 +54,7 @@ def write_set(files: Mapping[Path, Content], *, overwrite: bool = False) -> None
         InputError: a target exists (without ``overwrite``) or its folder is unwritable.
     """
     if not overwrite:
-        taken = [str(p) for p in files if p.exists()]
-        if taken:
-            raise InputError(f"{taken[0]} exists; pass overwrite=True (CLI: --force) to replace it")
+        _refuse_existing(files)
     temps: dict[Path, str] = {}
     try:
         for path, data in files.items():
@@ -48,15 +72,38 @@ def write_set(files: Mapping[Path, Content], *, overwrite: bool = False) -> None
                 temps[path] = tmp
                 os.chmod(tmp, 0o777 & ~_umask())
                 _stage_folder(Path(tmp), data)
-    except OSError as exc:
+        _swap_in(temps)
+    except BaseException as exc:  # Ctrl-C too: never leave temporaries behind
         for tmp in temps.values():
             _remove(tmp)
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    for path, tmp in temps.items():
-        if os.path.isdir(tmp) or path.is_dir():
-            _replace_folder(tmp, path)
-        else:
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
+
+
+def _swap_in(temps: Mapping[Path, str]) -> None:
+    """Rename every temporary onto its target, all or none: existing targets are moved
+    aside first and put back if any rename fails."""
+    aside: list[tuple[Path, str | None]] = []
+    try:
+        for path, tmp in temps.items():
+            old = None
+            if path.exists() or path.is_symlink():
+                old = tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
+                os.rmdir(old)  # a free name beside the target
+                os.replace(path, old)
+            aside.append((path, old))
             os.replace(tmp, path)
+    except BaseException:
+        for path, old in reversed(aside):
+            if os.path.lexists(path):  # the new file, if its rename happened
+                _remove(str(path))
+            if old is not None:
+                os.replace(old, path)
+        raise
+    for _, old in aside:
+        if old is not None:
+            _remove(old)
 
 
 def _stage_folder(root: Path, files: Mapping[str, bytes]) -> None:
@@ -69,19 +116,6 @@ def _stage_folder(root: Path, files: Mapping[str, bytes]) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-
-
-def _replace_folder(tmp: str, path: Path) -> None:
-    """Rename ``tmp`` onto ``path``; an old ``path`` is moved aside first, then removed."""
-    aside = None
-    if path.is_dir() and not path.is_symlink():
-        aside = tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
-        os.replace(path, aside)  # onto the empty folder just made
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-    os.replace(tmp, path)
-    if aside is not None:
-        _remove(aside)
 
 
 def _umask() -> int:

@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tfdiag",
         description="Why is this TensorFlow/Keras call slow, and what should I call instead?",
-        epilog="exit codes: 0 ok, 2 bad input, 1 internal error",
+        epilog="exit codes: 0 ok, 1 internal error (run: the script failed), 2 bad input, "
+        "130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"tfdiag {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -27,9 +27,13 @@ def load_result(path: str | os.PathLike[str], *, iterations: int | None = None) 
 
     Every result has ``to_json()`` and renders with rich.
     """
+    if not str(path):
+        raise InputError("an empty path: name a .tfdiag.json report or a .prof file")
     p = Path(path)
     doc = _peek_json(p)
     kind = doc.get("kind", "profile") if isinstance(doc, dict) else "profile"
+    if not isinstance(kind, str):
+        raise InputError(f"{p}: not a tfdiag result (kind is not a string)")
     if kind == "profile":
         return load_report(p, iterations=iterations)
     if kind not in RESULT_KINDS:
@@ -43,7 +47,7 @@ def load_result(path: str | os.PathLike[str], *, iterations: int | None = None) 
         return builder(doc)
     except InputError as exc:
         raise InputError(f"{p}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise InputError(f"{p}: not a valid {kind} result (wrong shape: {exc!r})") from None
 
 
@@ -54,7 +58,7 @@ def _peek_json(p: Path) -> Any:
             data = p.read_bytes()
             if _looks_like_json(data):
                 return json.loads(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         pass
     return None
 
@@ -82,6 +86,8 @@ def load_report(path: str | os.PathLike[str], *, iterations: int | None = None) 
         InputError: the path is missing, unreadable, or neither a report nor pstats data;
             or the report comes from a newer tfdiag.
     """
+    if not str(path):
+        raise InputError("an empty path: name a .tfdiag.json report or a .prof file")
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
@@ -150,6 +156,11 @@ def report_from_stats(stats: ProfileStats, *, name: str, iterations: int | None)
     else:
         n = iterations
         profiled = entry.primitive_calls if entry is not None else iterations
+        if entry is not None and iterations > entry.primitive_calls:
+            raise InputError(
+                f"{name}: --iterations {iterations} is more than the {entry.primitive_calls} "
+                f"calls of {entry.short_name} in it"
+            )
     path = normalize_path(entry.file) if entry else ""
     flavour = (
         "tf_keras"
@@ -174,7 +185,7 @@ def report_from_stats(stats: ProfileStats, *, name: str, iterations: int | None)
 def _from_json_bytes(p: Path, data: bytes) -> Report:
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InputError(f"{p}: not a valid report (corrupt JSON: {exc})") from None
     if not isinstance(doc, dict) or "schema_version" not in doc:
         raise InputError(f"{p}: not a tfdiag report (no schema_version)")
@@ -185,7 +196,7 @@ def _from_json_bytes(p: Path, data: bytes) -> Report:
         return report_from_json(doc)
     except InputError as exc:
         raise InputError(f"{p}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise InputError(f"{p}: not a valid report (wrong shape: {exc!r})") from None
 
 
@@ -198,8 +209,8 @@ def report_from_json(doc: dict[str, Any]) -> Report:
     if not isinstance(profile, dict) or not isinstance(profile.get("functions"), list):
         raise InputError("not a valid report (profile.functions is missing)")
     iterations = int(timing["iterations"])
-    if iterations < 1:
-        raise InputError("not a valid report (iterations < 1)")
+    if not 1 <= iterations <= 10**9:
+        raise InputError("not a valid report (iterations out of range: 1 to 10**9)")
     return Report(
         call=CallInfo(
             label=str(call.get("label", "")),

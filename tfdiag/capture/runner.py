@@ -179,10 +179,10 @@ def profile(
         raise InputError("rules must be tfdiag.Rule objects")
     if not isinstance(sampling, bool) or not isinstance(tf_profiler, bool):
         raise InputError("sampling and tf_profiler must be True or False")
+    run = _Run(fn, args, kwargs, n)  # describes the call: user code (a __repr__) may raise
     reason = busy_reason()
     if reason is not None:
         raise ProfilerBusyError(reason)
-    run = _Run(fn, args, kwargs, n)
     try:
         run.profiled_pass()
         run.timed_pass()
@@ -255,6 +255,11 @@ class _Run:
                 where = f"after {len(self.unprofiled)} of {self.n} unprofiled iterations"
             else:
                 where = "during the probe passes (their records are left out)"
+            if done < self.n:
+                notes.append(
+                    "the interrupted iteration's calls are in the profile: call-count classes "
+                    "and steady-state shares are approximate"
+                )
             notes.append(where)
         iterations = max(done, 1)
         if iterations < 3:

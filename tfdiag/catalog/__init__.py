@@ -85,6 +85,12 @@ class Rule:
     def from_json(cls, data: object) -> Rule:
         if not isinstance(data, dict):
             raise InputError("a rule must be an object with path, function, category, why")
+        for key in ("path", "function", "why", "fix"):
+            if key in data and not isinstance(data[key], str):
+                raise InputError(f"a rule's {key!r} must be a string, got {data[key]!r}")
+        for key in ("weak", "entry"):
+            if key in data and not isinstance(data[key], bool):
+                raise InputError(f"a rule's {key!r} must be true or false, got {data[key]!r}")
         try:
             return cls(
                 path=str(data["path"]),

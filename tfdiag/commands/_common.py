@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type`` for integers ``>= minimum``, with a one-line error."""
+def int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for integers in ``[minimum, maximum]``, with a one-line error."""
 
     def parse(text: str) -> int:
         try:
@@ -19,12 +19,15 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}, got {value}")
         return value
 
     return parse
 
 
 positive_int = int_at_least(1)
+port = int_at_least(1, 65535)
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:

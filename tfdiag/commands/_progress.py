@@ -25,7 +25,11 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int, str], None]]:
         TimeElapsedColumn(),
         TextColumn("{task.fields[step]}", style="dim"),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    console = Console(stderr=True)
+    # Not a terminal (CI, a pipe): no bar at all, so stderr keeps only real messages.
+    with Progress(
+        *columns, console=console, transient=True, disable=not console.is_terminal
+    ) as progress:
         task = progress.add_task(description, total=None, step="")
 
         def on_step(done: int, total: int, label: str) -> None:

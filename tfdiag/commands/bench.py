@@ -54,11 +54,11 @@ def settings_from(args: argparse.Namespace) -> Any:
     from tfdiag.compare.seed_models import SIZES
 
     s = QUICK if args.quick else BenchSettings()
-    if args.models:
+    if args.models is not None:
         s = replace(s, models=_names(args.models, SIZES, "--models"))
-    if args.data:
+    if args.data is not None:
         s = replace(s, data=_names(args.data, SIZES, "--data"))
-    if args.flavours:
+    if args.flavours is not None:
         s = replace(s, flavours=_names(args.flavours, ("keras3", "tf_keras"), "--flavours"))
     for field in ("iterations", "repeats", "warmup"):
         if getattr(args, field) is not None:
@@ -68,15 +68,14 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tfdiag._atomic import check_targets
     from tfdiag.commands._progress import progress_bar
     from tfdiag.compare.bench import run_bench
     from tfdiag.compare.bench_result import bench_paths
 
     settings = settings_from(args)
-    if args.out and not args.force:
-        for path in bench_paths(args.out):
-            if path.exists():
-                raise InputError(f"{path} exists; pass --force to replace it")
+    if args.out:
+        check_targets(bench_paths(args.out), overwrite=args.force)
     if "tf_keras" in settings.flavours:
         from tfdiag.demo import keras_module
 

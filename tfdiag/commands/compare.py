@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from typing import Any
 
+from tfdiag._atomic import check_targets
 from tfdiag.commands._common import add_output_options, positive_int, print_report
 from tfdiag.errors import InputError
 
@@ -112,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     from tfdiag.compare import compare
     from tfdiag.report import report_paths
 
-    if args.save and not args.force and report_paths(args.save)[0].exists():
-        raise InputError(f"{report_paths(args.save)[0]} exists; pass --force to replace it")
+    if args.save:
+        check_targets(report_paths(args.save)[:1], overwrite=args.force)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
     model, x, y, twins = _subjects(args)
     with progress_bar("compare") as on_step:

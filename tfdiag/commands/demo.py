@@ -26,8 +26,13 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tfdiag._atomic import check_targets
     from tfdiag.demo import run_demo
     from tfdiag.errors import Interrupted
+    from tfdiag.report import report_paths
+
+    if args.save:  # before TensorFlow is imported and the model profiled
+        check_targets(report_paths(args.save), overwrite=args.force)
 
     status = 0
     try:
@@ -42,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(f"tfdiag: {exc} — showing it", file=sys.stderr)
         report, status = exc.report, 130
+    print_report(report, args.format, args.width)
     if args.save:
         json_path, prof_path = report.save(args.save, overwrite=args.force)
         extra = " and the probe files beside them" if report.probes is not None else ""
         print(f"saved {json_path}, {prof_path}{extra}", file=sys.stderr)
-    print_report(report, args.format, args.width)
     return status

@@ -41,15 +41,20 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tfdiag._atomic import check_targets
     from tfdiag.script.instrument import run_script
 
+    if args.out:  # before the script runs, not after an hour of it
+        check_targets([Path(args.out)], overwrite=args.force)
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
     with quiet or contextlib.nullcontext():
         result = run_script(args.script, args.args, iterations=args.iterations)
+    print_report(result, args.format, args.width)
     if args.out:
         print(f"saved {result.save(args.out, overwrite=args.force)}", file=sys.stderr)
-    print_report(result, args.format, args.width)
     if result.status.startswith("interrupted"):
         return 130
     return 0 if result.ok else 1

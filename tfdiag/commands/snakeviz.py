@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tfdiag.commands._common import positive_int
+from tfdiag.commands._common import port
 
 
 def register(sub: Any) -> None:
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
         epilog="example: python -m tfdiag snakeviz predict.tfdiag.json --no-browser",
     )
     p.add_argument("path", help="a .tfdiag.json report or a .prof file")
-    p.add_argument("--port", type=positive_int, default=8080)
+    p.add_argument("--port", type=port, default=8080)
     p.add_argument("--no-browser", action="store_true", help="serve only; print the address")
     p.set_defaults(func=run)
 

@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from tfdiag.commands._common import positive_int
+from tfdiag.commands._common import port
 from tfdiag.errors import InputError
 
 
@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
         epilog="example: python -m tfdiag tensorboard run.tfdiag.json --port 6006",
     )
     p.add_argument("path", help="a .tfdiag.json report saved from profile(..., tf_profiler=True)")
-    p.add_argument("--port", type=positive_int, default=6006)
+    p.add_argument("--port", type=port, default=6006)
     p.set_defaults(func=run)
 
 
