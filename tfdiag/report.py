@@ -55,6 +55,21 @@ class Environment:
     cpu_count: int | None = None
     devices: tuple[str, ...] = ()
 
+    def stack(self) -> list[str]:
+        """``["TensorFlow 2.21.0", "Keras 3.15.1", ...]`` for the packages that are installed."""
+        named = (
+            ("TensorFlow", self.tensorflow),
+            ("Keras", self.keras),
+            ("tf_keras", self.tf_keras),
+        )
+        return [f"{name} {version}" for name, version in named if version]
+
+    def machine(self) -> list[str]:
+        """``["2 CPUs", "no GPU"]``: what the run had to compute on."""
+        gpus = [d for d in self.devices if d.startswith("GPU")]
+        cpus = [f"{self.cpu_count} CPUs"] if self.cpu_count else []
+        return [*cpus, f"{len(gpus)} GPU" if gpus else "no GPU"]
+
     @classmethod
     def from_json(cls, env: dict[str, Any]) -> Environment:
         """Read back what ``to_json`` wrote; missing keys take their defaults."""

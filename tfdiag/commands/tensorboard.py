@@ -27,8 +27,7 @@ def logdir_for(path: Path) -> Path:
     from tfdiag.artefacts import artefact_paths
     from tfdiag.load import load_report
 
-    # Load first: checks size and shape. A bare .prof needs no iteration count here.
-    report = load_report(path, iterations=None if path.name.endswith(".json") else 1)
+    report = load_report(path)  # checks size and shape first; run() took only a .json
     logdir = artefact_paths(path).logdir
     if not any(logdir.glob("plugins/profile/*/*.xplane.pb")):
         traced = report.probes is not None and report.probes.tf_profile is not None

@@ -81,15 +81,7 @@ def render_bench(result: BenchResult) -> RenderableType:
             )
         )
     env = result.environment
-    stack = " · ".join(
-        f"{n} {v}"
-        for n, v in (
-            ("TensorFlow", env.tensorflow),
-            ("Keras", env.keras),
-            ("tf_keras", env.tf_keras),
-        )
-        if v
-    )
+    stack = " · ".join(env.stack())
     if stack:
         parts.append(Text(f"{stack} · {env.cpu_count or '?'} CPUs · {env.platform}", style="dim"))
     return Group(*parts)

@@ -131,19 +131,7 @@ def _header(result: CompareResult) -> Panel:
     lines = [f"[bold]model[/]    {escape(result.model)} ({escape(result.flavour)})"]
     if result.data:
         lines.append("[bold]data[/]     " + escape(" · ".join(f"{k}: {v}" for k, v in result.data)))
-    versions = [
-        f"{name} {v}"
-        for name, v in (
-            ("TensorFlow", env.tensorflow),
-            ("Keras", env.keras),
-            ("tf_keras", env.tf_keras),
-        )
-        if v
-    ]
-    if env.cpu_count:
-        versions.append(f"{env.cpu_count} CPUs")
-    gpus = [d for d in env.devices if d.startswith("GPU")]
-    versions.append(f"{len(gpus)} GPU" if gpus else "no GPU")
+    versions = [*env.stack(), *env.machine()]
     lines.append(f"[bold]stack[/]    {escape(' · '.join(versions))}")
     lines.append(
         f"[bold]measured[/] {s.warmup} warm-up call(s) per method, then {s.repeats} interleaved "

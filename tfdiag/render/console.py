@@ -29,23 +29,11 @@ def _header(report: Report) -> Panel:
     call, env, t = report.call, report.environment, report.timing
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
     lines = [f"[bold]called[/]  {escape(call.label)}({escape(', '.join(args))})"]
-    versions = [
-        f"{name} {v}"
-        for name, v in (
-            ("TensorFlow", env.tensorflow),
-            ("Keras", env.keras),
-            ("tf_keras", env.tf_keras),
-        )
-        if v
-    ]
+    versions = env.stack()
     flavour = _FLAVOURS.get(call.flavour, call.flavour)
     if versions or env.python:
         extra = [f"Python {env.python}"] if env.python else []
-        if env.cpu_count:
-            extra.append(f"{env.cpu_count} CPUs")
-        gpus = [d for d in env.devices if d.startswith("GPU")]
-        extra.append(f"{len(gpus)} GPU" if gpus else "no GPU")
-        lines.append(f"[bold]stack[/]   {' · '.join(versions + extra)}")
+        lines.append(f"[bold]stack[/]   {' · '.join(versions + extra + env.machine())}")
     lines.append(f"[bold]flavour[/] {escape(flavour)}")
     if t.profiled_calls == t.iterations + 1:
         profiled = f"{t.iterations} iterations + 1 cold call under cProfile"
