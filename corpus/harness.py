@@ -1,0 +1,166 @@
+"""The accuracy corpus: small slow TensorFlow/Keras programs, each modelled on a public issue.
+
+Every case is one module in ``corpus/cases/`` with:
+
+- ``CASE``: a :class:`Case` (what it is, where it comes from, what tfdiag must say);
+- ``setup() -> state``: build the model and data (not timed);
+- ``slow(state)``: one iteration of the program as the user wrote it;
+- ``fast(state)``: the same work with the maintainers' fix (the premise: it is faster);
+- optionally ``target(state) -> (fn, args, kwargs)``: what the user hands to
+  ``tfdiag.profile`` (default: ``slow`` itself with ``state``);
+- optionally ``diagnose(state, iterations) -> tfdiag.Report``: how the user runs tfdiag
+  when it is not ``tfdiag.profile`` on the target (the Keras callback inside ``fit``, a
+  bare ``.prof`` read back with ``explain``...).
+
+:func:`measure_premise` times ``slow`` against ``fast`` interleaved (medians of several
+rounds); :func:`diagnose` runs tfdiag on the case; :func:`verdict` checks the first
+finding and its fix. ``benchmarks/accuracy.py`` prints the table; ``tests/test_corpus.py``
+asserts every case.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one corpus case is and what tfdiag must say about it.
+
+    Attributes:
+        id: short stable name, e.g. ``"predict-in-loop"`` (the module is ``cases/<id>.py``
+            with ``-`` as ``_``).
+        title: the symptom as a user would phrase it.
+        source: the public issue(s) it is modelled on (``repo#N``), or a doc page.
+        mechanism: one line: why the slow program is slow.
+        expect: the finding id tfdiag must rank first.
+        fix_mentions: the first finding's fix must mention at least one of these
+            (case-sensitive substrings: API names such as ``predict_on_batch``).
+        premise: the speed-up the fix gives, as measured here (fast is at least this many
+            times faster than slow); the test asserts at least half of it, in one run.
+        iterations: what the user passes as ``iterations=`` (or batches profiled).
+        also: other finding ids that may appear (anywhere) without being wrong.
+    """
+
+    id: str
+    title: str
+    source: str
+    mechanism: str
+    expect: str
+    fix_mentions: tuple[str, ...]
+    premise: float
+    iterations: int = 10
+    also: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    case: Case
+    module: ModuleType
+
+    def setup(self) -> Any:
+        return self.module.setup()
+
+    def slow(self, state: Any) -> Any:
+        return self.module.slow(state)
+
+    def fast(self, state: Any) -> Any:
+        return self.module.fast(state)
+
+    def target(self, state: Any) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        fn = getattr(self.module, "target", None)
+        if fn is None:
+            return self.module.slow, (state,), {}
+        return fn(state)  # type: ignore[no-any-return]
+
+
+def load_cases(names: list[str] | None = None) -> list[Loaded]:
+    """Every case in ``cases/`` (sorted by file name), or those named."""
+    out = []
+    for path in sorted(CASES_DIR.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"corpus_case_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        case = module.CASE
+        assert case.id.replace("-", "_") == path.stem, (case.id, path.name)
+        if names is None or case.id in names:
+            out.append(Loaded(case, module))
+    return out
+
+
+@dataclass(frozen=True)
+class Premise:
+    slow_s: float
+    fast_s: float
+
+    @property
+    def speedup(self) -> float:
+        return self.slow_s / self.fast_s if self.fast_s > 0 else float("inf")
+
+
+def measure_premise(loaded: Loaded, state: Any, *, rounds: int = 5, warmup: int = 2) -> Premise:
+    """Median seconds per iteration of ``slow`` and ``fast``, interleaved round by round."""
+    clock = time.perf_counter
+    for _ in range(warmup):
+        loaded.slow(state)
+        loaded.fast(state)
+    slow, fast = [], []
+    for r in range(rounds):
+        order = (loaded.slow, loaded.fast) if r % 2 == 0 else (loaded.fast, loaded.slow)
+        for fn in order:
+            t0 = clock()
+            fn(state)
+            (slow if fn is loaded.slow else fast).append(clock() - t0)
+    return Premise(statistics.median(slow), statistics.median(fast))
+
+
+def diagnose(loaded: Loaded, state: Any) -> Any:
+    """Run tfdiag on the case as its user would; returns the report."""
+    import tfdiag
+
+    custom = getattr(loaded.module, "diagnose", None)
+    if custom is not None:
+        return custom(state, loaded.case.iterations)
+    fn, args, kwargs = loaded.target(state)
+    return tfdiag.profile(fn, *args, iterations=loaded.case.iterations, **kwargs)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    first: str | None
+    fix: str
+    ids: tuple[str, ...]
+    right_cause: bool
+    right_fix: bool
+    #: A finding said Python-side changes won't help although the fix is Python-side.
+    says_no_python_gain: bool
+
+
+def verdict(case: Case, report: Any) -> Verdict:
+    findings = report.findings
+    first = findings[0] if findings else None
+    fix = first.fix if first is not None else ""
+    no_gain = any("won't help" in f.fix or "won’t help" in f.fix for f in findings)
+    return Verdict(
+        first=first.id if first is not None else None,
+        fix=fix,
+        ids=tuple(f.id for f in findings),
+        right_cause=first is not None and first.id == case.expect,
+        right_fix=first is not None and any(m in fix for m in case.fix_mentions),
+        says_no_python_gain=no_gain,
+    )
