@@ -88,12 +88,14 @@ PASSES: dict[str, Block] = {
 def workloads() -> dict[str, Callable[[], Any]]:
     import numpy as np
 
-    from tfdiag.demo import BATCH_SHAPE, SMALL_DATA, conv1d_model, tiny_model
+    from tfdiag.measure.seed_models import BATCH_SHAPE, batch_shape, build_model, tiny_model
+
+    SMALL_DATA = batch_shape("small")
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal(SMALL_DATA).astype("float32")
     y = rng.integers(0, 2, (SMALL_DATA[0], 1)).astype("float32")
-    conv = conv1d_model(SMALL_DATA)
+    conv = build_model("small", SMALL_DATA)
     tiny = tiny_model()
     xt = rng.standard_normal(BATCH_SHAPE).astype("float32")
     return {

@@ -25,8 +25,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
-from tfdiag.demo import tiny_model
 from tfdiag.keras import ProfileCallback
+from tfdiag.measure.seed_models import tiny_model
 from tfdiag.script.instrument import instrumented, model_classes
 from tfdiag.script.recorder import Recorder
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdiag.compare.seed_models import batch_shape, build_model, make_data
-from tfdiag.demo import BATCH_SHAPE, tiny_model
+from tfdiag.measure.seed_models import BATCH_SHAPE, batch_shape, build_model, make_data, tiny_model
 
 
 def seed_case(model: str, data: str, flavour: str = "keras3") -> tuple[Any, Any, Any]:

@@ -41,7 +41,7 @@ def run_cli_without_tensorflow(*args: str) -> subprocess.CompletedProcess[str]:
         "        if name.split('.')[0] in ('tensorflow', 'keras', 'tf_keras'):\n"
         "            raise ImportError('no tensorflow here')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from tfdiag.cli import main\n"
+        "from tfdiag.frontends.cli import main\n"
         f"raise SystemExit(main({list(args)!r}))\n"
     )
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -60,6 +60,6 @@ def tiny_data() -> tuple[Any, Any]:
 @pytest.fixture(scope="session")
 def tiny_model_factory() -> Callable[[str], Any]:
     """``factory(flavour)`` → a compiled seed-003 Dense 4→2→1 model (a new one per call)."""
-    from tfdiag.demo import tiny_model
+    from tfdiag.measure.seed_models import tiny_model
 
     return tiny_model

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tfdiag.report import CallInfo, Environment, Report, Timing
-from tfdiag.stats import CallerEdge, FunctionStat, ProfileStats
+from tfdiag.records.report import CallInfo, Environment, Timing
+from tfdiag.records.stats import CallerEdge, FunctionStat, ProfileStats
+from tfdiag.results.report import Report
 
 SITE = "/venv/lib/python3.11/site-packages/"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tfdiag._atomic import write_set
-from tfdiag.errors import InputError
+from tfdiag.records.errors import InputError
+from tfdiag.records.files import write_set
 
 
 def _leftovers(folder: Path) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from synth import SITE, Node, build_stats
 
-from tfdiag.attribute import attribute, match_rules
-from tfdiag.catalog import Catalog, Category, Rule, default_catalog
-from tfdiag.classify import classify
+from tfdiag.analysis.attribute import attribute, match_rules
+from tfdiag.analysis.classify import classify
+from tfdiag.records.catalog import Catalog, Category, Rule, default_catalog
 
 TF = SITE + "tensorflow/python/"
 KERAS = SITE + "keras/src/"
@@ -155,7 +155,7 @@ def test_recursion_does_not_hang_or_lose_time() -> None:
     # Make `recurse` its own caller, as cProfile records recursion.
     from dataclasses import replace
 
-    from tfdiag.stats import CallerEdge, ProfileStats
+    from tfdiag.records.stats import CallerEdge, ProfileStats
 
     fns = list(stats.functions)
     i = next(n for n, f in enumerate(fns) if f.name == "recurse")

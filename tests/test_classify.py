@@ -7,8 +7,8 @@ import cProfile
 import pytest
 from synth import SITE, Node, build_stats
 
+from tfdiag.analysis.classify import Classification, CostClass, classify, classify_calls
 from tfdiag.capture.runner import snapshot
-from tfdiag.classify import Classification, CostClass, classify, classify_calls
 
 
 @pytest.mark.parametrize("calls", [1, 2])

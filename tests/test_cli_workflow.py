@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT, run_cli
 from synth import SITE, Node, make_report
 
-from tfdiag.cli import build_parser, main
-from tfdiag.commands import COMMANDS
+from tfdiag.frontends.cli import build_parser, main
+from tfdiag.frontends.commands import COMMANDS
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -47,7 +47,7 @@ def test_bad_input_is_exit_2_with_one_line(capsys: pytest.CaptureFixture[str]) -
 
 def test_console_script_is_declared_and_installed() -> None:
     text = (ROOT / "pyproject.toml").read_text()
-    assert '[project.scripts]\ntfdiag = "tfdiag.cli:main"' in text
+    assert '[project.scripts]\ntfdiag = "tfdiag.frontends.cli:main"' in text
     script = Path(sys.executable).parent / "tfdiag"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
@@ -90,8 +90,8 @@ def test_docs_cli_reference_covers_every_subcommand_and_option() -> None:
 
 def test_importing_the_workflow_modules_imports_no_tensorflow() -> None:
     code = (
-        "import sys, tfdiag, tfdiag.keras, tfdiag.timeline, tfdiag.script.instrument, "
-        "tfdiag.render.plot, tfdiag.render.script, tfdiag.commands.run\n"
+        "import sys, tfdiag, tfdiag.keras, tfdiag.analysis.timeline, tfdiag.script.instrument, "
+        "tfdiag.render.plot, tfdiag.render.script_console, tfdiag.frontends.commands.run\n"
         "heavy = {'tensorflow', 'keras', 'tf_keras', 'IPython', 'matplotlib'} & set(sys.modules)\n"
         "assert callable(tfdiag.load_ipython_extension) and tfdiag.keras.ProfileCallback\n"
         "print(sorted(heavy))"

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 TINY_FACTORY = """
-from tfdiag.demo import tiny_model
+from tfdiag.measure.seed_models import tiny_model
 import numpy as np
 
 def tiny(flavour="keras3"):
@@ -206,7 +206,7 @@ def test_bench_refuses_a_grid_that_does_not_fit() -> None:
 @pytest.mark.tf
 @pytest.mark.parametrize(("name", "length"), [("small", 140), ("medium", 1400)])
 def test_example_seed_factories(name: str, length: int) -> None:
-    from tfdiag.compare.inputs import call_factory, load_factory, takes_flavour
+    from tfdiag.measure.inputs import call_factory, load_factory, takes_flavour
 
     fn = load_factory(f"{ROOT / 'examples' / 'seed_models.py'}:{name}")
     assert takes_flavour(fn)

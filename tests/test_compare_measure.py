@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tfdiag.compare.measure import (
-    block_size,
-    iqr,
-    is_noisy,
-    measure,
-    median,
-    one_line,
-    signed_percent,
-)
+from tfdiag.measure.timing import block_size, measure, one_line
+from tfdiag.records.numbers import iqr, is_noisy, median, signed_percent
 
 
 class FakeClock:

@@ -13,12 +13,13 @@ import pytest
 from rich.console import Console
 from test_compare_result import _m, _result
 
-from tfdiag.compare.bench_result import BenchCell, BenchResult, BenchSettings
-from tfdiag.compare.result import CompareResult
+from tfdiag.records.bench import BenchCell, BenchSettings
+from tfdiag.records.report import Environment
+from tfdiag.records.units import fmt_s
 from tfdiag.render.bench_console import render_bench
 from tfdiag.render.compare_console import render_compare
-from tfdiag.report import Environment
-from tfdiag.units import fmt_s
+from tfdiag.results.bench import BenchResult
+from tfdiag.results.compare import CompareResult
 
 WIDTHS = (80, 100, 120)
 

@@ -12,14 +12,14 @@ from conftest import ROOT, run_cli, run_cli_without_tensorflow
 from rich.console import Console
 from synth import keras3_predict_report
 
-from tfdiag.compare.check import loss_problem, output_mismatch
-from tfdiag.compare.result import CompareResult, MethodResult, Settings
-from tfdiag.compare.result_json import result_from_json
-from tfdiag.compare.validate import check_data
-from tfdiag.errors import InputError
-from tfdiag.load import load_result
+from tfdiag.measure.check import loss_problem, output_mismatch
+from tfdiag.measure.validate import check_data
+from tfdiag.records.compare import MethodResult, Settings, compare_from_json
+from tfdiag.records.errors import InputError
+from tfdiag.records.report import Environment
 from tfdiag.render.compare_console import render_compare
-from tfdiag.report import Environment
+from tfdiag.results.compare import CompareResult
+from tfdiag.results.load import load_result
 
 
 def _m(name: str, median_s: float | None, kind: str = "inference", **kw: object) -> MethodResult:
@@ -146,7 +146,7 @@ def test_json_has_the_documented_fields(mixed: CompareResult) -> None:
 def test_json_round_trip_rebuilds_the_same_result(mixed: CompareResult) -> None:
     clean = _result(*(m for m in mixed.methods if m.name != "tf.function step"))
     doc = json.loads(json.dumps(clean.to_json(), allow_nan=False))
-    assert result_from_json(doc) == clean
+    assert compare_from_json(doc, CompareResult) == clean
 
 
 def test_save_is_atomic_named_and_never_overwrites(tmp_path: Path, mixed: CompareResult) -> None:
@@ -201,7 +201,7 @@ def test_console_view_flags_noise() -> None:
 def test_tfdiag_compare_stays_the_function_after_submodule_imports(
     tmp_path: Path, mixed: CompareResult
 ) -> None:
-    import tfdiag.compare.bench_result  # a later submodule import
+    import tfdiag.records.bench  # a later submodule import
 
     load_result(mixed.save(tmp_path / "c"))
     assert callable(tfdiag.compare) and tfdiag.compare.__name__ == "compare"
@@ -333,7 +333,7 @@ def test_the_per_call_pipeline_finding_points_at_compare() -> None:
 
 
 def test_docs_describe_every_method() -> None:
-    from tfdiag.compare.methods import METHODS
+    from tfdiag.measure.methods import METHODS
 
     doc = (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
     for method in METHODS:

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import tfdiag
-from tfdiag.compare.methods import INFERENCE, Method, Prepared
-from tfdiag.compare.result_json import result_from_json
-from tfdiag.compare.subject import Subject, to_numpy
-from tfdiag.errors import InputError
+from tfdiag.measure.methods import INFERENCE, Method, Prepared
+from tfdiag.measure.subject import Subject, to_numpy
+from tfdiag.records.compare import compare_from_json
+from tfdiag.records.errors import InputError
+from tfdiag.results.compare import CompareResult
 
 pytestmark = pytest.mark.tf
 
@@ -40,7 +41,7 @@ def test_tiny_model_gets_a_method_at_least_20x_faster_than_predict(
     ratio = predict.median_s / rec.method.median_s
     assert ratio >= 20  # ...and the ratio, both measured in this run
     assert rec.speedup_vs_baseline == pytest.approx(ratio)
-    assert result_from_json(json.loads(json.dumps(result.to_json()))) == result
+    assert compare_from_json(json.loads(json.dumps(result.to_json())), CompareResult) == result
 
 
 def test_training_comparison_leaves_the_users_model_untouched(
@@ -171,7 +172,7 @@ def test_bad_input_is_one_clear_input_error(
 
 
 def test_training_needs_a_compiled_model(tiny_data: tuple[Any, Any]) -> None:
-    from tfdiag.demo import tiny_model
+    from tfdiag.measure.seed_models import tiny_model
 
     x, y = tiny_data
     with pytest.raises(InputError, match="compiled with a loss"):

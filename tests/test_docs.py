@@ -58,3 +58,18 @@ def test_quickstart_code_runs(tmp_path, monkeypatch, capsys) -> None:
     assert set(ids[:2]) == {"per-call-input-pipeline", "per-iteration-tracing"}
     assert "faster than predict" in capsys.readouterr().out
     assert (tmp_path / "predict.tfdiag.json").exists() and (tmp_path / "predict.prof").exists()
+
+
+def test_cli_reference_lists_every_output_format() -> None:
+    from tfdiag.render.formats import FORMATS
+
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Output formats") :]
+    section = section[: section.index("\n## ", 1)]
+    rows = {line.split("|")[1].strip(): line for line in section.splitlines() if "| `" in line}
+    for f in FORMATS:
+        assert f"`{f.name}`" in rows, f.name
+        row = rows[f"`{f.name}`"]
+        assert f.kind in row, (f.name, f.kind)
+        for suffix in f.suffixes:
+            assert f"`{suffix}`" in row, (f.name, suffix)

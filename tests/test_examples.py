@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-import tfdiag
-
 EXAMPLES = ROOT / "examples"
 
 
@@ -52,11 +50,6 @@ def test_fit_callback_example() -> None:
 
 
 @pytest.mark.tf
-@pytest.mark.xfail(
-    not hasattr(tfdiag, "compare"),
-    reason="tfdiag.compare is being built on branch `compare`; runs for real once merged",
-    strict=True,
-)
 def test_compare_example() -> None:
     proc = run_example("compare.py", "--rows", "8")
     assert proc.returncode == 0, proc.stderr

@@ -12,7 +12,7 @@ from conftest import run_cli
 from synth import keras3_predict_report
 
 import tfdiag
-from tfdiag.stats import MAX_PROF_BYTES
+from tfdiag.records.stats import MAX_PROF_BYTES
 
 
 def _report() -> tfdiag.Report:
@@ -52,7 +52,7 @@ def test_unwritable_output_folder(tmp_path: Path) -> None:
 
 
 def test_a_failed_overwrite_keeps_the_earlier_report(tmp_path: Path, monkeypatch) -> None:
-    import tfdiag._atomic as atomic
+    import tfdiag.records.files as atomic
 
     json_path, prof_path = _report().save(tmp_path / "run")
     before = (json_path.read_bytes(), prof_path.read_bytes())
@@ -179,7 +179,7 @@ def test_iterations_cannot_rewrite_a_saved_report(tmp_path: Path) -> None:
 
 
 def test_a_rename_that_fails_midway_puts_the_earlier_set_back(tmp_path: Path, monkeypatch) -> None:
-    import tfdiag._atomic as atomic
+    import tfdiag.records.files as atomic
 
     json_path, prof_path = _report().save(tmp_path / "run")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
@@ -200,7 +200,7 @@ def test_a_rename_that_fails_midway_puts_the_earlier_set_back(tmp_path: Path, mo
 
 
 def test_ctrl_c_during_a_save_leaves_no_temporary(tmp_path: Path, monkeypatch) -> None:
-    import tfdiag._atomic as atomic
+    import tfdiag.records.files as atomic
 
     def interrupted(fd: int) -> None:
         raise KeyboardInterrupt

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 import tfdiag
+from tfdiag.analysis.timeline import analyze_timeline
 from tfdiag.capture.runner import _LOCK
-from tfdiag.errors import InputError
 from tfdiag.keras import ProfileCallback
-from tfdiag.report import Report
-from tfdiag.timeline import analyze_timeline
+from tfdiag.records.errors import InputError
+from tfdiag.results.report import Report
 
 FLAVOURS = ["keras3", "tf_keras"]
 
@@ -202,7 +202,7 @@ def test_callback_inside_a_real_fit(
 
 
 def _failing_model(flavour: str) -> Any:
-    from tfdiag.demo import keras_module
+    from tfdiag.measure.seed_models import keras_module
 
     keras = keras_module(flavour)
 

@@ -10,8 +10,8 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from tfdiag.magics import call_parts, split_options
-from tfdiag.report import Report
+from tfdiag.frontends.magics import call_parts, split_options
+from tfdiag.results.report import Report
 
 
 def test_split_options_keeps_the_statement_untouched() -> None:

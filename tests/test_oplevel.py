@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tfdiag.oplevel import (
+from tfdiag.analysis.oplevel import (
     TOP_OPS,
     XprofFormatError,
     events_per_step,

@@ -16,13 +16,13 @@ from conftest import ROOT, run_cli
 from rich.console import Console
 from synth import SITE, Node, make_report
 
-from tfdiag.artefacts import artefact_paths
-from tfdiag.errors import InputError
-from tfdiag.load import load_report, report_from_json
-from tfdiag.oplevel import tf_profile_from_tools
-from tfdiag.probe_data import Probes, SampledStack, SamplingRecord, TfProfile, slowdowns
+from tfdiag.analysis.oplevel import tf_profile_from_tools
+from tfdiag.records.errors import InputError
+from tfdiag.records.probes import Probes, SampledStack, SamplingRecord, TfProfile, slowdowns
+from tfdiag.render.artefacts import artefact_paths
 from tfdiag.render.console import render_report
-from tfdiag.report import Report
+from tfdiag.results.load import load_report, report_from_json
+from tfdiag.results.report import Report
 
 DATA = Path(__file__).resolve().parent / "data" / "xprof"
 EXEC = SITE + "tensorflow/python/eager/execute.py"
@@ -230,9 +230,10 @@ def test_the_probe_modules_import_no_tensorflow() -> None:
     import sys
 
     code = (
-        "import sys, tfdiag, tfdiag.oplevel, tfdiag.sampled, tfdiag.artefacts, "
-        "tfdiag.render.probes_console, tfdiag.capture.sampling, tfdiag.capture.tfprofiler, "
-        "tfdiag.commands.tensorboard\n"
+        "import sys, tfdiag, tfdiag.analysis.oplevel, tfdiag.analysis.sampled, "
+        "tfdiag.render.artefacts, tfdiag.render.probes_console, tfdiag.capture.sampling, "
+        "tfdiag.capture.tfprofiler, "
+        "tfdiag.frontends.commands.tensorboard\n"
         "heavy = [m for m in ('tensorflow', 'xprof', 'tensorboard', 'pyinstrument') "
         "if m in sys.modules]\n"
         "assert not heavy, heavy"

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import tfdiag
-from tfdiag.artefacts import artefact_paths
-from tfdiag.catalog import Category
-from tfdiag.oplevel import op_figures, parse_overview, retracing_check
-from tfdiag.report import Report
-from tfdiag.sampled import sampled_shares
+from tfdiag.analysis.oplevel import op_figures, parse_overview, retracing_check
+from tfdiag.analysis.sampled import sampled_shares
+from tfdiag.records.catalog import Category
+from tfdiag.render.artefacts import artefact_paths
+from tfdiag.results.report import Report
 
 pytestmark = pytest.mark.tf
 
@@ -28,18 +28,20 @@ def medium_train() -> tuple[Any, Any, Any]:
     """The seeds' small Conv1D model on medium data (32×1400×30): ~0.1 s per train step."""
     import numpy as np
 
-    from tfdiag.demo import MEDIUM_DATA, conv1d_model
+    from tfdiag.measure.seed_models import batch_shape, build_model
+
+    MEDIUM_DATA = batch_shape("medium")
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal(MEDIUM_DATA).astype("float32")
     y = rng.integers(0, 2, (MEDIUM_DATA[0], 1)).astype("float32")
-    return conv1d_model(MEDIUM_DATA), x, y
+    return build_model("small", MEDIUM_DATA), x, y
 
 
 @pytest.fixture(scope="module")
 def predict_report(tiny_data: tuple[Any, Any]) -> Report:
     """Seed 003: the tiny model's predict, with both probes."""
-    from tfdiag.demo import tiny_model
+    from tfdiag.measure.seed_models import tiny_model
 
     model = tiny_model()
     return tfdiag.profile(
@@ -131,7 +133,7 @@ def test_saved_files_are_readable_by_xprof_pyinstrument_and_parsers(
 
 
 def _fast_call(tiny_data: tuple[Any, Any]) -> Callable[[], Any]:
-    from tfdiag.demo import tiny_model
+    from tfdiag.measure.seed_models import tiny_model
 
     model, x = tiny_model(), tiny_data[0]
     return lambda: model.predict_on_batch(x)

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import tfdiag
-from tfdiag.classify import CostClass
+from tfdiag.analysis.classify import CostClass
 
 _built = []
 

@@ -8,9 +8,9 @@ from rich.console import Console
 from synth import keras3_predict_report
 from tf20_fixture import tf20_predict_stats
 
-from tfdiag.load import report_from_stats
+from tfdiag.records.units import fmt_s
 from tfdiag.render.console import render_report
-from tfdiag.units import fmt_s
+from tfdiag.results.load import report_from_stats
 
 
 def _text(report, width: int = 110) -> str:

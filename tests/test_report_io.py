@@ -10,7 +10,9 @@ import pytest
 from synth import keras3_predict_report
 
 from tfdiag import InputError, load_report
-from tfdiag.report import SCHEMA_VERSION, Report, report_paths
+from tfdiag.advise import findings_computed
+from tfdiag.records.report import SCHEMA_VERSION, report_paths
+from tfdiag.results.report import Report
 
 
 def _report() -> Report:
@@ -68,7 +70,7 @@ def test_save_into_a_missing_folder_fails_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
-    import tfdiag._atomic as atomic
+    import tfdiag.records.files as atomic
 
     calls = {"n": 0}
     real_fdopen = atomic.os.fdopen
@@ -148,7 +150,11 @@ def test_missing_path_and_folder(tmp_path: Path) -> None:
         load_report(tmp_path)
 
 
-def test_repr_is_one_short_line() -> None:
-    text = repr(_report())
+def test_repr_is_one_short_line_and_runs_no_analysis() -> None:
+    report = _report()
+    assert repr(report) == "<tfdiag.Report Model.predict: 10 iterations, 50 ms median>"
+    assert findings_computed(report) is None  # repr did not analyse the report
+    assert report.findings
+    text = repr(report)
     assert text.startswith("<tfdiag.Report Model.predict: 10 iterations, 50 ms median;")
     assert "per-call-input-pipeline" in text and "\n" not in text and len(text) < 200

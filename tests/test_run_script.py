@@ -14,12 +14,12 @@ from conftest import run_cli
 from fake_keras import FakeModel
 from rich.console import Console
 
-from tfdiag.errors import InputError
-from tfdiag.load import load_result
-from tfdiag.report import Report
+from tfdiag.records.errors import InputError
+from tfdiag.results.load import load_result
+from tfdiag.results.report import Report
+from tfdiag.results.script import ScriptResult
 from tfdiag.script import instrument
 from tfdiag.script.instrument import METHODS, run_script
-from tfdiag.script.result import ScriptResult
 
 ORIGINALS = {name: FakeModel.__dict__[name] for name in METHODS}
 
@@ -191,7 +191,7 @@ def test_console_view_lists_sites_with_share(tmp_path: Path, fake_keras: None) -
 PREDICT_LOOP = """
 import json, sys, time
 import numpy as np
-from tfdiag.demo import tiny_model
+from tfdiag.measure.seed_models import tiny_model
 
 model = tiny_model(sys.argv[1])
 x = np.zeros((32, 4), "float32")

@@ -11,10 +11,11 @@ from html.parser import HTMLParser
 import pytest
 from synth import SITE, Node, make_report
 
+from tfdiag.analysis.sampled import sampled_breakdown, sampled_shares, stack_category
 from tfdiag.capture.sampling import sampled_pass
-from tfdiag.catalog import Catalog, Category, Rule, default_catalog
-from tfdiag.probe_data import FrameKey, Probes, SampledStack, SamplingRecord
-from tfdiag.sampled import sampled_breakdown, sampled_shares, session_json, stack_category
+from tfdiag.records.catalog import Catalog, Category, Rule, default_catalog
+from tfdiag.records.probes import FrameKey, Probes, SampledStack, SamplingRecord
+from tfdiag.render.artefacts import session_json
 
 DATA = SITE + "lib/data.py"
 TRACE = SITE + "lib/trace.py"

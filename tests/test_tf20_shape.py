@@ -8,8 +8,8 @@ import pytest
 from conftest import run_cli
 from tf20_fixture import ITERATIONS, tf20_predict_stats
 
-from tfdiag.catalog import Category
-from tfdiag.load import load_report
+from tfdiag.records.catalog import Category
+from tfdiag.results.load import load_report
 
 
 @pytest.fixture()

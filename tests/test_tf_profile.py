@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 
 import tfdiag
-from tfdiag.catalog import Category
+from tfdiag.records.catalog import Category
 
 pytestmark = pytest.mark.tf
 FLAVOURS = ("keras3", "tf_keras")

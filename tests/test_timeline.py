@@ -13,10 +13,10 @@ import pytest
 from rich.console import Console
 from synth import SITE, Node, make_report
 
-from tfdiag.errors import InputError
+from tfdiag.analysis.timeline import analyze_timeline, mann_kendall_z, theil_sen
+from tfdiag.records.errors import InputError
 from tfdiag.render.sparkline import sparkline
-from tfdiag.report import Report
-from tfdiag.timeline import analyze_timeline, mann_kendall_z, theil_sen
+from tfdiag.results.report import Report
 
 BASE_S = 0.010
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from synth import Node, build_stats
 
-from tfdiag.stats import ProfileStats
+from tfdiag.records.stats import ProfileStats
 
 SITE = "C:\\Anaconda3\\Lib\\site-packages\\tensorflow_core\\python\\"
 ITERATIONS = 20

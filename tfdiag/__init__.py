@@ -1,29 +1,31 @@
 """tfdiag: why is this TensorFlow/Keras call slow, and what should I call instead?
 
-``import tfdiag`` never imports TensorFlow: the probes run the user's call, and
-everything else (classification, attribution, advice, rendering, ``explain``)
-works on recorded data.
+``import tfdiag`` imports neither TensorFlow nor NumPy: the probes run the user's
+call, and everything else (classification, attribution, advice, rendering,
+``explain``) works on recorded data.
+
+The package is a stack of layers, each importing only the ones below it
+(docs/how-it-works.md): ``records`` → ``analysis`` → ``advise`` → ``render`` →
+``results`` → ``capture`` / ``measure`` / ``script`` → ``keras`` / ``frontends``.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import Any
 
 from tfdiag import keras
-from tfdiag.capture.runner import profile
-from tfdiag.catalog import Category, Rule, load_rules
-
-# The function shadows the subpackage of the same name on purpose. It must be bound
-# here, after the subpackage is loaded: a later ``import tfdiag.compare.x`` then leaves it.
-from tfdiag.compare import compare
-from tfdiag.errors import InputError, Interrupted, ProfilerBusyError, TfdiagError
-from tfdiag.load import load_report
-from tfdiag.report import Report
+from tfdiag.capture.runner import Interrupted, profile
+from tfdiag.measure.compare import compare
+from tfdiag.records.catalog import Category, Rule, load_rules
+from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
+from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
+from tfdiag.records.version import __version__
+from tfdiag.results.load import load_report, load_result
+from tfdiag.results.report import Report
 
 __all__ = [
     "Category",
+    "FindingRule",
     "InputError",
     "Interrupted",
     "ProfilerBusyError",
@@ -33,8 +35,10 @@ __all__ = [
     "__version__",
     "compare",
     "keras",
+    "load_finding_rules",
     "load_ipython_extension",
     "load_report",
+    "load_result",
     "load_rules",
     "profile",
 ]
@@ -42,6 +46,6 @@ __all__ = [
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext tfdiag``: registers the ``%tfdiag`` and ``%%tfdiag`` magics."""
-    from tfdiag.magics import register
+    from tfdiag.frontends.magics import register
 
     register(ipython)

@@ -1,3 +1,3 @@
-from tfdiag.cli import main
+from tfdiag.frontends.cli import main
 
 raise SystemExit(main())

@@ -11,16 +11,20 @@ import cProfile
 import time
 import warnings
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tfdiag.capture.environment import current_environment, flavour_of
-from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, snapshot
-from tfdiag.catalog import Rule
-from tfdiag.errors import InputError
-from tfdiag.report import CallInfo, Report, Timing, report_paths
-from tfdiag.stats import ProfileStats
+from tfdiag.advise import check_finding_rules
+from tfdiag.capture.assemble import build_report, steady_timing
+from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, new_profiler, snapshot
+from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.clock import Clock
+from tfdiag.records.errors import InputError
+from tfdiag.records.report import CallInfo, report_paths
+from tfdiag.records.stats import ProfileStats
+from tfdiag.results.report import Report
 
 #: Batch times kept for the timeline; longer fits keep the first ones.
 MAX_TIMED_BATCHES = 100_000
@@ -66,9 +70,11 @@ class ProfileCallback:
         save: also save the report here when ``fit`` ends (``.tfdiag.json`` + ``.prof``).
         overwrite: replace an existing saved report.
         rules: extra culprit rules, tried before the built-in catalog.
+        findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
+        clock: the timer every batch time and the profile read (``time.perf_counter``).
 
     Attributes:
-        report: the :class:`~tfdiag.report.Report` of the last ``fit``, or None.
+        report: the :class:`~tfdiag.records.report.Report` of the last ``fit``, or None.
 
     Raises:
         InputError: bad ``batches``, or ``save`` exists and ``overwrite`` is False.
@@ -81,11 +87,15 @@ class ProfileCallback:
         save: str | Path | None = None,
         overwrite: bool = False,
         rules: Iterable[Rule] = (),
+        findings: Iterable[FindingRule] = (),
+        clock: Clock = time.perf_counter,
     ) -> None:
         self.batches = _check_batches(batches)
+        self.clock = clock
         self.rules = tuple(rules)
         if not all(isinstance(r, Rule) for r in self.rules):
             raise InputError("rules must be tfdiag.Rule objects")
+        self.finding_rules = check_finding_rules(findings)
         self.save_path = Path(save) if save is not None else None
         self.overwrite = overwrite
         if self.save_path is not None and not overwrite:
@@ -137,8 +147,8 @@ class ProfileCallback:
         if self._count == first:
             reason = busy_reason()
             if reason is None:
-                self._profiler = cProfile.Profile()
-                self._t0 = time.perf_counter()
+                self._profiler = new_profiler(self.clock)
+                self._t0 = self.clock()
                 self._profiler.enable()
                 return
             self._failed = reason
@@ -146,10 +156,10 @@ class ProfileCallback:
             self._profiler.disable()
             self._cold = snapshot(self._profiler)
             self._profiler.enable()
-        self._t0 = time.perf_counter()
+        self._t0 = self.clock()
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-        elapsed = time.perf_counter() - self._t0
+        elapsed = self.clock() - self._t0
         if self._profiler is not None:
             self._profiled_s.append(elapsed)
             if self._count == self.batches[1]:
@@ -266,7 +276,7 @@ class ProfileCallback:
             notes.append(f"the last {self._dropped} batch times were not kept")
         kwargs = [("batches", f"{first}–{last}")]
         kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
-        return Report(
+        return build_report(
             call=CallInfo(
                 label=f"{cls.__name__}.fit",
                 target=f"{cls.__module__}.{cls.__qualname__}.fit",
@@ -274,19 +284,12 @@ class ProfileCallback:
                 flavour=flavour_of(model),
                 kwargs=tuple(kwargs),
             ),
-            environment=current_environment(),
-            timing=Timing(
-                iterations=len(profiled) - 1,
-                profiled_calls=len(profiled),
-                first_call_s=profiled[0],
-                iteration_s=tuple(self._timed_s),
-                profiled_iteration_s=tuple(profiled[1:]),
-            ),
+            timing=steady_timing(profiled, self._timed_s),
             profile=self._stats,
-            cold_profile=self._cold,
+            cold=self._cold,
             rules=self.rules,
-            notes=tuple(notes),
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            finding_rules=self.finding_rules,
+            notes=notes,
             source="keras-callback",
             partial=done < last,
         )

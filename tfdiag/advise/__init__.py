@@ -1,89 +1,106 @@
-"""Stage 4: turn the attribution into findings, each with evidence and a concrete fix.
+"""Stage 4: turn the analysis into findings, each with evidence and a concrete fix.
 
-The findings are a table (:data:`FINDINGS`): an id, a title, and a detector that
-reads the analysis and returns this run's numbers, or ``None`` when the finding
-does not apply. Findings are ranked by *impact*: the share of steady-state
-(non-build) time the fix can remove.
+The findings are a table (:data:`~tfdiag.advise.table.FINDINGS`) of data rows, each
+with the detector that measures it. Findings are ranked by *impact*: the share of
+steady-state (non-build) time the fix can remove. :func:`findings_of` runs the table
+on a record once and keeps the result with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
 
-from tfdiag.advise.detectors import (
-    build_dominated,
-    callback_overhead,
-    compute_bound,
-    conversion_overhead,
-    eager_execution,
-    per_call_input_pipeline,
-    per_iteration_tracing,
+from tfdiag.advise.detectors import user_finding
+from tfdiag.advise.finding import (
+    CallKind,
+    Context,
+    Detection,
+    Finding,
+    FindingSpec,
+    call_kind,
 )
-from tfdiag.advise.finding import Detection, Finding, FindingSpec
-from tfdiag.timeline_advice import Advice, drift_advice, spikes_advice, warmup_advice
+from tfdiag.advise.table import FINDINGS
+from tfdiag.analysis.pipeline import Analysis, analysis_of
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.errors import InputError
+from tfdiag.records.report import RunRecord
 
-__all__ = ["FINDINGS", "Detection", "Finding", "FindingSpec", "advise"]
+__all__ = [
+    "FINDINGS",
+    "CallKind",
+    "Context",
+    "Detection",
+    "Finding",
+    "FindingSpec",
+    "advise",
+    "check_finding_rules",
+    "findings_computed",
+    "findings_of",
+]
 
-if TYPE_CHECKING:
-    from tfdiag.analysis import Analysis
-    from tfdiag.report import Report, Timing
-
-
-def _timeline(
-    read: Callable[[Timing], Advice | None],
-) -> Callable[[Report, Analysis], Detection | None]:
-    """A detector over the run's iteration times (:mod:`tfdiag.timeline`)."""
-
-    def detect(report: Report, analysis: Analysis) -> Detection | None:
-        found = read(report.timing)
-        return None if found is None else Detection(*found)
-
-    return detect
-
-
-#: The finding table. Order breaks ties in impact.
-FINDINGS: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        "per-call-input-pipeline",
-        "A data adapter / tf.data pipeline is built on every call",
-        per_call_input_pipeline,
-    ),
-    FindingSpec(
-        "per-iteration-tracing", "Graphs are traced on every iteration", per_iteration_tracing
-    ),
-    FindingSpec("eager-execution", "Ops run eagerly, one Python dispatch each", eager_execution),
-    FindingSpec("build-dominated", "One-time build cost dominates", build_dominated),
-    FindingSpec(
-        "conversion-overhead",
-        "Converting data to and from tensors costs time",
-        conversion_overhead,
-    ),
-    FindingSpec("callback-overhead", "Callbacks and the progress bar cost time", callback_overhead),
-    FindingSpec("compute-bound", "Compute-bound: the time is in op execution", compute_bound),
-    FindingSpec("warmup", "Warm-up: the first iterations are slower", _timeline(warmup_advice)),
-    FindingSpec("spikes", "Spikes: some iterations take far longer", _timeline(spikes_advice)),
-    FindingSpec("drift", "Drift: iteration times trend over the run", _timeline(drift_advice)),
-)
+_CACHE = "_tfdiag_findings"
 
 
-def _severity(impact: float) -> str:
-    return "high" if impact >= 0.3 else "medium" if impact >= 0.1 else "low"
+def findings_of(record: RunRecord) -> tuple[Finding, ...]:
+    """The record's findings, computed on first use and kept with the record."""
+    found = record.__dict__.get(_CACHE)
+    if found is None:
+        found = record.__dict__[_CACHE] = advise(record, analysis_of(record))
+    return found
 
 
-def advise(report: Report, analysis: Analysis) -> tuple[Finding, ...]:
-    """Run every detector; findings ranked by impact, highest first."""
+def check_finding_rules(rules: Iterable[object]) -> tuple[FindingRule, ...]:
+    """The user's finding rules, each a :class:`FindingRule` whose id is not a built-in one.
+
+    Raises:
+        InputError: anything else.
+    """
+    out = tuple(rules)
+    if not all(isinstance(r, FindingRule) for r in out):
+        raise InputError("findings must be tfdiag.FindingRule objects")
+    builtin = {spec.id for spec in FINDINGS}
+    ids = [r.id for r in out]  # type: ignore[attr-defined]
+    for rule_id in ids:
+        if rule_id in builtin:
+            raise InputError(f"finding rule {rule_id!r} has the id of a built-in finding")
+    if len(set(ids)) != len(ids):
+        raise InputError("two finding rules have the same id")
+    return out  # type: ignore[return-value]
+
+
+def user_spec(rule: FindingRule) -> FindingSpec:
+    """The table row of a finding the user defined as data."""
+    return FindingSpec(
+        rule.id,
+        rule.title,
+        user_finding(rule),
+        fixes={"other": rule.fix},
+        when=f"`{rule.path}:{rule.function}` takes ≥ {100 * rule.min_share:g} % of steady state",
+    )
+
+
+def findings_computed(record: RunRecord) -> tuple[Finding, ...] | None:
+    """The record's findings if :func:`findings_of` already ran on it, else None."""
+    found: tuple[Finding, ...] | None = record.__dict__.get(_CACHE)
+    return found
+
+
+def advise(
+    record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec] = FINDINGS
+) -> tuple[Finding, ...]:
+    """Run every detector of ``table``, then the record's own finding rules; findings ranked
+    by impact, highest first."""
+    kind = call_kind(record.call.method)
+    table = (*table, *(user_spec(r) for r in record.finding_rules))
     found = []
-    for order, spec in enumerate(FINDINGS):
-        d = spec.detect(report, analysis)
-        if d is not None:
-            impact = round(min(max(d.impact, 0.0), 1.0), 4)
-            found.append(
-                (
-                    -impact,
-                    order,
-                    Finding(spec.id, spec.title, _severity(impact), impact, d.evidence, d.fix),
-                )
-            )
+    for order, spec in enumerate(table):
+        d = spec.detect(Context(record, analysis, kind, spec.thresholds))
+        if d is None:
+            continue
+        impact = round(min(max(d.impact, 0.0), 1.0), 4)
+        finding = Finding(
+            spec.id, spec.title, spec.severity(impact), impact, d.evidence, spec.fix_for(d, kind)
+        )
+        found.append((-impact, order, finding))
     found.sort(key=lambda t: (t[0], t[1]))
     return tuple(f for _, _, f in found)

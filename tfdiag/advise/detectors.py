@@ -1,29 +1,30 @@
-"""The profile detectors: each reads the analysis and returns evidence and a fix, or None."""
+"""The profile detectors: each reads one run's analysis and returns its evidence, or None.
+
+The fix texts and thresholds are data, in :mod:`tfdiag.advise.table`; a detector
+reads its thresholds from the :class:`~tfdiag.advise.finding.Context` and names a
+fix variant when the call kind does not decide it.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
-from tfdiag.advise.finding import Detection
-from tfdiag.catalog import Category, normalize_path
-from tfdiag.catalog.culprits import PIPELINE_BUILDERS
-from tfdiag.stats import FunctionStat
-
-if TYPE_CHECKING:
-    from tfdiag.analysis import Analysis
-    from tfdiag.report import Report
-
+from tfdiag.advise.finding import Context, Detection, Detector
+from tfdiag.analysis.oplevel import op_figures
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import TRACERS, Category
+from tfdiag.records.catalog.culprits import PIPELINE_BUILDERS
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.paths import normalize_path
+from tfdiag.records.report import RunRecord
+from tfdiag.records.stats import FunctionStat
+from tfdiag.records.units import fmt_pct0 as _pct
 
 # -- helpers ---------------------------------------------------------------------------
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
-
-
-def _functions(report: Report, path: str, name: str) -> Iterator[tuple[int, FunctionStat]]:
+def _functions(report: RunRecord, path: str, name: str) -> Iterator[tuple[int, FunctionStat]]:
     for i, fn in enumerate(report.profile.functions):
         if fnmatch.fnmatchcase(normalize_path(fn.file), path) and (
             fnmatch.fnmatchcase(fn.name, name)
@@ -75,50 +76,17 @@ def _caller_chain(analysis: Analysis, i: int, stop: Category) -> list[int]:
     return chain
 
 
-def _method(report: Report) -> str:
-    return report.call.method or ""
-
-
-def _fix_for_per_call_data(report: Report) -> str:
-    method = _method(report)
-    if method == "predict":
-        return (
-            "For in-memory batches call `model.predict_on_batch(x)` or "
-            "`model(x, training=False)` (inside a `tf.function` for repeated calls) instead of "
-            "`model.predict(x)`; for many batches make one `predict` call over a "
-            "`tf.data.Dataset` built once."
-        )
-    if method == "fit":
-        return (
-            "Call `fit` once with `epochs=...` over all the data (or over a `tf.data.Dataset` "
-            "built once, with `steps_per_epoch`) instead of calling `fit` per batch; for a "
-            "custom loop use `train_on_batch(x, y)` or a `tf.function` train step with "
-            "`tf.GradientTape`."
-        )
-    if method == "evaluate":
-        return "Call `test_on_batch(x, y)` per batch, or one `evaluate` over a `tf.data.Dataset`."
-    if method.endswith("_on_batch"):
-        return (
-            f"`{method}` still wraps each batch in a data iterator; a `tf.function` step "
-            "(`tf.GradientTape` for training, `model(x, training=False)` for inference) "
-            "called with tensors avoids it, or one `fit`/`predict` over a `tf.data.Dataset`."
-        )
-    return (
-        "Build the input pipeline (`tf.data.Dataset`) once, outside the repeated call, and "
-        "iterate over it; for single in-memory batches call the model directly."
-    )
-
-
 # -- detectors -------------------------------------------------------------------------
 
 
-def per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | None:
+def per_call_input_pipeline(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
     rows = [
         r
         for r in analysis.culprits
         if r.category is Category.INPUT_PIPELINE
         and _is_builder(report.profile.functions[r.index].name)
-        and analysis.steady_calls_per_iteration(r.index) >= 0.5
+        and analysis.steady_calls_per_iteration(r.index) >= ctx.threshold("min_calls_per_iteration")
     ]
     if not rows or analysis.steady_s <= 0:
         return None
@@ -126,7 +94,7 @@ def per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | N
     steady_fn = analysis.steady.functions[top.index]
     impact = min(steady_fn.cum_s / analysis.steady_s, 1.0)
     share = analysis.steady_share(Category.INPUT_PIPELINE)
-    if impact < 0.10:
+    if impact < ctx.threshold("min_share"):
         return None
     evidence = [
         f"`{top.name}` runs {_times(analysis, top.index)} per iteration: "
@@ -137,26 +105,17 @@ def per_call_input_pipeline(report: Report, analysis: Analysis) -> Detection | N
         report, "tensorflow/python/data/ops/iterator_ops.py", "*_create_iterator"
     ):
         evidence.append(f"tf.data iterators created: {_times(analysis, i)} per iteration")
-    fix = _fix_for_per_call_data(report) + " " + _MEASURE_ON_YOUR_MODEL
-    return Detection(max(impact, share), tuple(evidence), fix)
+    return Detection(max(impact, share), tuple(evidence), values={"method": report.call.method})
 
 
-_MEASURE_ON_YOUR_MODEL = (
-    "Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
-    "(`python -m tfdiag compare`) times each and recommends the fastest."
-)
-
-
-_TRACERS = ("_create_concrete_function", "func_graph_from_py_func", "_create_graph_function")
-
-
-def per_iteration_tracing(report: Report, analysis: Analysis) -> Detection | None:
+def per_iteration_tracing(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
     tracers = [
         i
         for i, fn in enumerate(report.profile.functions)
-        if fn.name.rsplit(".", 1)[-1] in _TRACERS
+        if fn.name.rsplit(".", 1)[-1] in TRACERS
         and _category(analysis, i) is Category.GRAPH_BUILDING
-        and analysis.steady_calls_per_iteration(i) >= 0.5
+        and analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration")
     ]
     if not tracers or analysis.steady_s <= 0:
         return None
@@ -176,21 +135,12 @@ def per_iteration_tracing(report: Report, analysis: Analysis) -> Detection | Non
     ]
     if origin is not None:
         evidence.append(f"traced from `{origin.short_name}`")
-    if via_data:
-        fix = (
-            "The traces are the tf.data functions of the pipeline built on every call: the fix "
-            "for `per-call-input-pipeline` removes them too."
-        )
-    else:
-        fix = (
-            "Something is retraced on every call: create the `tf.function` once, outside the "
-            "loop; pass tensors (not Python numbers) of a fixed shape and dtype; give it an "
-            "`input_signature` or `reduce_retracing=True`."
-        )
-    return Detection(max(cum_share, share), tuple(evidence), fix)
+    variant = "via-data" if via_data else "retrace"
+    return Detection(max(cum_share, share), tuple(evidence), variant=variant)
 
 
-def eager_execution(report: Report, analysis: Analysis) -> Detection | None:
+def eager_execution(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
     eager = list(_functions(report, "~", "*TFE_Py_FastPathExecute*"))
     if not eager or analysis.steady_s <= 0:
         return None
@@ -206,22 +156,22 @@ def eager_execution(report: Report, analysis: Analysis) -> Detection | None:
         )
     )
     share = min(eager_s / analysis.steady_s, 1.0)
-    if ops < 10 or graph_calls >= 1 or share < 0.05:
+    if (
+        ops < ctx.threshold("min_ops_per_iteration")
+        or graph_calls >= ctx.threshold("max_graph_calls_per_iteration")
+        or share < ctx.threshold("min_share")
+    ):
         return None
     evidence = (
         f"{ops:.0f} eager op dispatches per iteration (`TFE_Py_FastPathExecute`), "
         f"{_pct(share)} of steady-state time",
         f"graph function calls: {graph_calls:.1f} per iteration",
     )
-    fix = (
-        "Run the step as a graph: wrap it in `tf.function` (for a model call, "
-        "`tf.function(lambda x: model(x, training=False))`), and do not compile with "
-        "`run_eagerly=True`."
-    )
-    return Detection(share, evidence, fix)
+    return Detection(share, evidence)
 
 
-def build_dominated(report: Report, analysis: Analysis) -> Detection | None:
+def build_dominated(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
     timing = report.timing
     evidence = []
     if analysis.first_call_s is not None:
@@ -241,20 +191,23 @@ def build_dominated(report: Report, analysis: Analysis) -> Detection | None:
             f"first call {timing.first_call_s:.3f} s vs {median:.4f} s per later call "
             f"({ratio:.0f}×)",
         )
-    if not (build_share >= 0.5 or (ratio is not None and ratio >= 10 and build_share >= 0.2)):
+    if not (
+        build_share >= ctx.threshold("min_share")
+        or (
+            ratio is not None
+            and ratio >= ctx.threshold("cold_ratio")
+            and build_share >= ctx.threshold("min_share_when_cold")
+        )
+    ):
         return None
-    fix = (
-        "This is one-time cost: make one warm-up call before timing or serving, keep the model "
-        "and its compiled functions alive (no `compile()`, `clear_session()` or model rebuild "
-        "inside the loop), and judge speed on the steady state."
-    )
-    return Detection(build_share, tuple(evidence), fix)
+    return Detection(build_share, tuple(evidence))
 
 
-def conversion_overhead(report: Report, analysis: Analysis) -> Detection | None:
+def conversion_overhead(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
     tc = analysis.steady_share(Category.TENSOR_CONVERSION)
     oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
-    if tc + oc < 0.10:
+    if tc + oc < ctx.threshold("min_share"):
         return None
     evidence = [
         f"tensor conversion: {_pct(tc)}, output conversion: {_pct(oc)} of steady-state time "
@@ -263,30 +216,21 @@ def conversion_overhead(report: Report, analysis: Analysis) -> Detection | None:
     float64 = [a for a in report.call.args if "float64" in a]
     if float64:
         evidence.append(f"input is float64 ({float64[0]}); Keras models compute in float32")
-    fix = (
-        "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, tf.float32)` and "
-        "pass the tensor; keep outputs as tensors when the next step is TensorFlow."
-    )
-    return Detection(tc + oc, tuple(evidence), fix)
+    return Detection(tc + oc, tuple(evidence))
 
 
-def callback_overhead(report: Report, analysis: Analysis) -> Detection | None:
-    share = analysis.steady_share(Category.CALLBACKS)
-    if share < 0.05:
+def callback_overhead(ctx: Context) -> Detection | None:
+    share = ctx.analysis.steady_share(Category.CALLBACKS)
+    if share < ctx.threshold("min_share"):
         return None
     return Detection(
-        share,
-        (f"callbacks & progress bar: {_pct(share)} of steady-state time (non-overlapping)",),
-        "Pass `verbose=0` (or `verbose=2`), drop callbacks you don't need, and raise "
-        "`steps_per_execution` in `compile()` so callbacks run once per several batches.",
+        share, (f"callbacks & progress bar: {_pct(share)} of steady-state time (non-overlapping)",)
     )
 
 
-def _op_time_evidence(report: Report) -> tuple[float, str, bool] | None:
+def _op_time_evidence(report: RunRecord) -> tuple[float, str, bool] | None:
     """The model's op time / wall time from the TF profiler probe, when it ran, and whether
     XProf itself calls the run input-bound."""
-    from tfdiag.oplevel import op_figures
-
     tf = report.probes.tf_profile if report.probes is not None else None
     ops = op_figures(tf) if tf is not None else None
     if tf is None or ops is None:
@@ -302,18 +246,20 @@ def _op_time_evidence(report: Report) -> tuple[float, str, bool] | None:
     return min(ops.compute_share, 1.0), text, input_bound
 
 
-def compute_bound(report: Report, analysis: Analysis) -> Detection | None:
+def compute_bound(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
     ox = analysis.steady_share(Category.OP_EXECUTION)
     python_side = sum(
         analysis.steady_share(c)
         for c in (Category.INPUT_PIPELINE, Category.GRAPH_BUILDING, Category.TENSOR_CONVERSION)
     )
     op_time = _op_time_evidence(report)
+    minimum = ctx.threshold("min_share")
     if op_time is not None:  # measured op time decides, the Python profile is context
-        if op_time[0] < 0.5 or op_time[2]:
+        if op_time[0] < minimum or op_time[2]:
             return None
         ox = op_time[0]
-    elif ox < 0.5 or ox <= python_side:
+    elif ox < minimum or ox <= python_side:
         return None
     return Detection(
         ox,
@@ -323,7 +269,34 @@ def compute_bound(report: Report, analysis: Analysis) -> Detection | None:
             f"time (non-overlapping); input pipeline, tracing and conversion together: "
             f"{_pct(python_side)}",
         ),
-        "The time is in TensorFlow ops, so Python-side changes won't help: make the work "
-        "cheaper (a smaller model or batch, `jit_compile=True` in `compile()`, mixed precision "
-        "on a GPU) or run it on faster hardware.",
     )
+
+
+def user_finding(rule: FindingRule) -> Detector:
+    """The detector of a finding the user defined as data: the heaviest function matching
+    the rule's globs, by cumulative steady-state time."""
+
+    def detect(ctx: Context) -> Detection | None:
+        report, analysis = ctx.record, ctx.analysis
+        if analysis.steady_s <= 0:
+            return None
+        matched = [
+            (analysis.steady.functions[i].cum_s, i)
+            for i, _ in _functions(report, rule.path, rule.function)
+        ]
+        if not matched:
+            return None
+        cum_s, i = max(matched)
+        share = min(cum_s / analysis.steady_s, 1.0)
+        if share < rule.min_share:
+            return None
+        fn = report.profile.functions[i]
+        return Detection(
+            share,
+            (
+                f"`{fn.short_name}` runs {_times(analysis, i)} per iteration: {_pct(share)} of "
+                "steady-state time (cumulative)",
+            ),
+        )
+
+    return detect

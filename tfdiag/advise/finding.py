@@ -1,14 +1,42 @@
-"""The finding types: what a detector returns and what a report carries."""
+"""The finding types: a row of the findings table, what a detector returns, what a report shows.
+
+A :class:`FindingSpec` is data — id, title, severity bands, thresholds, the fix text
+per call kind (or per variant a detector names) — plus the detector function that
+measures it on one run. :mod:`tfdiag.advise.table` holds the built-in rows;
+docs/catalog.md is generated from them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
 
-if TYPE_CHECKING:
-    from tfdiag.analysis import Analysis
-    from tfdiag.report import Report
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.report import RunRecord
+
+
+class CallKind(str, Enum):
+    """What was profiled, as far as the advice is concerned: the fix text is chosen by it."""
+
+    PREDICT = "predict"
+    FIT = "fit"
+    EVALUATE = "evaluate"
+    ON_BATCH = "on-batch"
+    LOOP = "custom-loop"
+    OTHER = "other"
+
+
+def call_kind(method: str) -> CallKind:
+    """The kind of a profiled call from the method name the record holds."""
+    if method in ("predict", "fit", "evaluate"):
+        return CallKind(method)
+    if method.endswith("_on_batch"):
+        return CallKind.ON_BATCH
+    return CallKind.OTHER
 
 
 @dataclass(frozen=True)
@@ -25,13 +53,86 @@ class Finding:
 
 @dataclass(frozen=True)
 class Detection:
+    """What a detector measured on one run.
+
+    Attributes:
+        impact: the share of the steady state the fix can remove (0–1).
+        evidence: this run's numbers, one line each.
+        variant: which fix text applies when it is not the call kind's (``"via-data"``).
+        values: fills the ``{placeholders}`` of the fix text.
+    """
+
     impact: float
     evidence: tuple[str, ...]
-    fix: str
+    variant: str | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a detector reads: the record, its analysis, the call kind and its own thresholds."""
+
+    record: RunRecord
+    analysis: Analysis
+    kind: CallKind
+    thresholds: Mapping[str, float]
+
+    def threshold(self, name: str) -> float:
+        return self.thresholds[name]
+
+
+Detector = Callable[[Context], "Detection | None"]
 
 
 @dataclass(frozen=True)
 class FindingSpec:
+    """One row of the findings table.
+
+    Attributes:
+        id: stable id (``per-call-input-pipeline``).
+        title: one line.
+        detect: measures the finding on one run, or returns None when it does not apply.
+        fixes: the fix text by call kind (``CallKind`` values) or by a variant the detector
+            names; ``"other"`` is the fallback. ``{name}`` placeholders take the detection's
+            values.
+        thresholds: the numbers the detector compares against, by name.
+        bands: impact from which the severity is ``high`` and ``medium`` (else ``low``).
+        when: when it fires, in words (docs/catalog.md).
+    """
+
     id: str
     title: str
-    detect: Callable[[Report, Analysis], Detection | None]
+    detect: Detector
+    fixes: Mapping[str, str]
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    bands: tuple[float, float] = (0.3, 0.1)
+    when: str = ""
+
+    def __post_init__(self) -> None:
+        if "other" not in self.fixes:
+            raise ValueError(f"finding {self.id!r}: its fixes need an 'other' entry")
+        object.__setattr__(self, "fixes", MappingProxyType(dict(self.fixes)))
+        object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
+
+    def severity(self, impact: float) -> str:
+        high, medium = self.bands
+        return "high" if impact >= high else "medium" if impact >= medium else "low"
+
+    def fix_for(self, detection: Detection, kind: CallKind) -> str:
+        """The fix text for this run: the detection's variant, else the call kind's."""
+        for key in (detection.variant, kind.value, "other"):
+            if key is not None and key in self.fixes:
+                return _fill(self.fixes[key], detection.values)
+        raise AssertionError("unreachable: 'other' is required")
+
+
+class _Missing(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(template: str, values: Mapping[str, Any]) -> str:
+    """``str.format_map`` that leaves an unknown ``{name}`` as it is, and ignores ``{{``."""
+    if not values or "{" not in template:
+        return template
+    return string.Formatter().vformat(template, (), _Missing(values))

@@ -7,7 +7,7 @@ import platform
 import sys
 from typing import Any
 
-from tfdiag.report import CallInfo, Environment
+from tfdiag.records.report import CallInfo, Environment
 
 _MAX_REPR = 60
 

@@ -1,26 +1,52 @@
-"""``tfdiag.profile``: run a call under cProfile, then time it with no profiler attached."""
+"""``tfdiag.profile``: run a call under cProfile, then time it with no profiler attached.
+
+Every pass reads one injectable clock (``time.perf_counter`` by default); cProfile
+reads it too when it is not the default, so a test on a fake clock gets exact
+per-function and per-iteration times.
+"""
 
 from __future__ import annotations
 
 import cProfile
+import inspect
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any
 
-from tfdiag.capture.environment import current_environment, describe_call
-from tfdiag.catalog import Rule
-from tfdiag.errors import InputError, Interrupted, ProbeError, ProfilerBusyError
-from tfdiag.probe_data import Probes
-from tfdiag.report import Report, Timing
-from tfdiag.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
+from tfdiag.advise import check_finding_rules
+from tfdiag.capture.assemble import build_report, steady_timing
+from tfdiag.capture.environment import describe_call
+from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.clock import Clock
+from tfdiag.records.errors import InputError, ProbeError, ProfilerBusyError
+from tfdiag.records.probes import Probes
+from tfdiag.records.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
+from tfdiag.results.report import Report
 
 #: More iterations than this is a typo, not a profile.
 MAX_ITERATIONS = 1_000_000
 _LOCK = threading.Lock()
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during ``profile()``: the profilers are detached and, when at least the cold
+    call finished, ``report`` holds what was measured so far (``report.partial`` is true).
+
+    A subclass of KeyboardInterrupt, so a script that does not catch it still stops.
+    """
+
+    def __init__(self, message: str, report: Report | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def new_profiler(clock: Clock = time.perf_counter) -> cProfile.Profile:
+    """cProfile on ``clock``: its own C timer for the default, the given clock otherwise."""
+    return cProfile.Profile() if clock is time.perf_counter else cProfile.Profile(clock)
 
 
 def busy_reason() -> str | None:
@@ -110,6 +136,7 @@ def _probe_passes(
     *,
     sampling: bool,
     tf_profiler: bool,
+    clock: Clock,
 ) -> tuple[Probes | None, list[str]]:
     """One pass per requested probe; a probe that cannot run leaves a note instead."""
     if not (sampling or tf_profiler):
@@ -120,14 +147,14 @@ def _probe_passes(
         from tfdiag.capture.sampling import sampled_pass
 
         try:
-            probes = replace(probes, sampling=sampled_pass(fn, args, kwargs, n))
+            probes = replace(probes, sampling=sampled_pass(fn, args, kwargs, n, clock=clock))
         except ProbeError as exc:
             notes.append(f"sampling probe: {exc}")
     if tf_profiler:
         from tfdiag.capture.tfprofiler import traced_pass
 
         try:
-            record, files = traced_pass(fn, args, kwargs, n)
+            record, files = traced_pass(fn, args, kwargs, n, clock=clock)
             probes = replace(probes, tf_profile=record, trace_files=files)
         except ProbeError as exc:
             notes.append(f"TF profiler probe: {exc}")
@@ -139,6 +166,7 @@ def profile(
     *args: Any,
     iterations: int = 20,
     rules: Iterable[Rule] = (),
+    findings: Iterable[FindingRule] = (),
     sampling: bool = False,
     tf_profiler: bool = False,
     **kwargs: Any,
@@ -158,6 +186,7 @@ def profile(
         *args: passed to ``fn`` unchanged.
         iterations: calls after the cold one, in each pass.
         rules: extra culprit rules, tried before the built-in catalog.
+        findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
         sampling: also sample the call's stacks (a second, full-stack breakdown; saved as
             a pyinstrument session, HTML and speedscope JSON).
         tf_profiler: also trace the calls with the TensorFlow profiler and read op-level
@@ -171,15 +200,51 @@ def profile(
             iterations done so far, marked partial.
         Exception: whatever ``fn`` raises, unchanged, with the profiler detached.
     """
+    return profile_call(
+        fn,
+        args,
+        kwargs,
+        iterations=iterations,
+        rules=rules,
+        findings=findings,
+        sampling=sampling,
+        tf_profiler=tf_profiler,
+    )
+
+
+def profile_call(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    iterations: int = 20,
+    rules: Iterable[Rule] = (),
+    findings: Iterable[FindingRule] = (),
+    sampling: bool = False,
+    tf_profiler: bool = False,
+    clock: Clock = time.perf_counter,
+) -> Report:
+    """:func:`profile` with the arguments as a tuple and a dict, and the clock injectable.
+
+    Every time in the report — cProfile's, the timed pass's, the probes' — is read
+    from ``clock``; a fake clock makes them exact in tests.
+    """
+    kwargs = dict(kwargs or {})
     if not callable(fn):
         raise InputError(f"expected a callable such as model.predict, got {type(fn).__name__}")
+    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn):
+        raise InputError(
+            f"{getattr(fn, '__name__', 'fn')} is a generator or async function: calling it does "
+            "not run its body; profile a function that does the work"
+        )
     n = _check_iterations(iterations)
     rules = tuple(rules)
     if not all(isinstance(r, Rule) for r in rules):
         raise InputError("rules must be tfdiag.Rule objects")
+    finding_rules = check_finding_rules(findings)
     if not isinstance(sampling, bool) or not isinstance(tf_profiler, bool):
         raise InputError("sampling and tf_profiler must be True or False")
-    run = _Run(fn, args, kwargs, n)  # describes the call: user code (a __repr__) may raise
+    run = _Run(fn, args, kwargs, n, clock)  # describes the call: user code (a __repr__) may raise
     reason = busy_reason()
     if reason is not None:
         raise ProfilerBusyError(reason)
@@ -187,30 +252,35 @@ def profile(
         run.profiled_pass()
         run.timed_pass()
         run.probes, run.notes = _probe_passes(
-            fn, args, kwargs, n, sampling=sampling, tf_profiler=tf_profiler
+            fn, args, kwargs, n, sampling=sampling, tf_profiler=tf_profiler, clock=clock
         )
     except KeyboardInterrupt:
         if run.cold is None:
             raise Interrupted("interrupted during the first call: nothing to report") from None
-        report = run.report(rules, partial=True)
+        report = run.report(rules, finding_rules, partial=True)
         raise Interrupted(
             f"interrupted: {report.notes[-1]}; the partial report is this exception's .report",
             report,
         ) from None
     finally:
         _LOCK.release()
-    return run.report(rules, partial=False)
+    return run.report(rules, finding_rules, partial=False)
 
 
 class _Run:
     """The passes of one ``profile()`` call and what each has measured so far."""
 
     def __init__(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], n: int
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        n: int,
+        clock: Clock,
     ) -> None:
-        self.fn, self.args, self.kwargs, self.n = fn, args, kwargs, n
+        self.fn, self.args, self.kwargs, self.n, self.clock = fn, args, kwargs, n, clock
         self.call = describe_call(fn, args, kwargs)
-        self.profiler = cProfile.Profile()
+        self.profiler = new_profiler(clock)
         self.profiled: list[float] = []
         self.unprofiled: list[float] = []
         self.cold: ProfileStats | None = None
@@ -219,7 +289,7 @@ class _Run:
 
     def profiled_pass(self) -> None:
         """The cold call and N iterations under cProfile, snapshotted after the cold call."""
-        clock, profiler = time.perf_counter, self.profiler
+        clock, profiler = self.clock, self.profiler
         try:  # Python 3.12+ says so here when another profiling tool holds sys.monitoring
             profiler.enable()
         except ValueError as exc:
@@ -239,13 +309,15 @@ class _Run:
 
     def timed_pass(self) -> None:
         """N iterations with no profiler attached: the honest per-iteration times."""
-        clock = time.perf_counter
+        clock = self.clock
         for _ in range(self.n):
             t0 = clock()
             self.fn(*self.args, **self.kwargs)
             self.unprofiled.append(clock() - t0)
 
-    def report(self, rules: tuple[Rule, ...], *, partial: bool) -> Report:
+    def report(
+        self, rules: tuple[Rule, ...], finding_rules: tuple[FindingRule, ...], *, partial: bool
+    ) -> Report:
         done = len(self.profiled) - 1  # profiled iterations after the cold call
         notes = []
         if partial:
@@ -269,22 +341,14 @@ class _Run:
                 "apart below 3; use iterations=20",
             )
         notes.extend(self.notes)
-        timing = Timing(
-            iterations=iterations,
-            profiled_calls=done + 1,
-            first_call_s=self.profiled[0],
-            iteration_s=tuple(self.unprofiled),
-            profiled_iteration_s=tuple(self.profiled[1:]),
-        )
-        return Report(
+        return build_report(
             call=self.call,
-            environment=current_environment(),
-            timing=timing,
+            timing=steady_timing(self.profiled, self.unprofiled),
             profile=snapshot(self.profiler),
-            cold_profile=self.cold,
+            cold=self.cold,
             rules=rules,
-            notes=tuple(notes),
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            finding_rules=finding_rules,
+            notes=notes,
             source="profile",
             partial=partial,
             probes=self.probes,

@@ -4,7 +4,7 @@ pyinstrument's own profiler hooks every Python call and return; on ``predict``
 (tens of thousands of calls per iteration) that alone costs ~1.2× (measured, see
 docs/probes.md). Reading the stack from a second thread costs nothing per call,
 only a GIL hand-over per sample, so it keeps the pass within 1.1×. The samples
-become a pyinstrument session (:func:`tfdiag.sampled.session_json`), so
+become a pyinstrument session (:func:`tfdiag.render.artefacts.session_json`), so
 pyinstrument's HTML and speedscope renderers still draw them.
 """
 
@@ -17,17 +17,19 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
-from tfdiag.errors import ProbeError
-from tfdiag.probe_data import FrameKey, SampledStack, SamplingRecord
+from tfdiag.records.clock import Clock
+from tfdiag.records.errors import ProbeError
+from tfdiag.records.probes import FrameKey, SampledStack, SamplingRecord
 
 #: Seconds between samples: 5 ms keeps the pass within 1.1× (docs/probes.md).
 INTERVAL_S = 0.005
 _MAX_DEPTH = 512
 
 
-def _calls(fn: Callable[..., Any], args: Any, kwargs: Any, n: int, out: list[float]) -> None:
+def _calls(
+    fn: Callable[..., Any], args: Any, kwargs: Any, n: int, out: list[float], clock: Clock
+) -> None:
     """The loop the sampler recognises as tfdiag's own frame (the stack is cut below it)."""
-    clock = time.perf_counter
     for _ in range(n):
         t0 = clock()
         fn(*args, **kwargs)
@@ -40,8 +42,10 @@ _LOOP_CODE = _calls.__code__
 class ThreadSampler:
     """Samples one thread's stack from a daemon thread; ``stop()`` always joins it."""
 
-    def __init__(self, interval_s: float = INTERVAL_S) -> None:
+    def __init__(self, interval_s: float = INTERVAL_S, clock: Clock = time.perf_counter) -> None:
         self.interval_s = interval_s
+        self.clock = clock
+        self._last = clock()
         self.stacks: dict[tuple[CodeType, ...], list[float]] = {}
         self.outside_s = 0.0
         self._target = threading.get_ident()
@@ -56,13 +60,16 @@ class ThreadSampler:
         self._thread.join()
 
     def _run(self) -> None:
-        clock = time.perf_counter
-        last = clock()
+        self._last = self.clock()
         while not self._stop.wait(self.interval_s):
-            frame = sys._current_frames().get(self._target)
-            now = clock()
-            elapsed, last = now - last, now
-            self._record(frame, elapsed)
+            self.sample()
+
+    def sample(self) -> None:
+        """Read the target thread's stack once; the time since the last sample goes to it."""
+        frame = sys._current_frames().get(self._target)
+        now = self.clock()
+        elapsed, self._last = now - self._last, now
+        self._record(frame, elapsed)
 
     def _record(self, frame: FrameType | None, elapsed: float) -> None:
         codes: list[CodeType] = []
@@ -93,16 +100,18 @@ def sampled_pass(
     kwargs: dict[str, Any],
     n: int,
     interval_s: float = INTERVAL_S,
+    *,
+    clock: Clock = time.perf_counter,
 ) -> SamplingRecord:
     """Run ``fn`` ``n`` times with the sampler on; whatever ``fn`` raises propagates."""
     try:
-        sampler = ThreadSampler(interval_s)
+        sampler = ThreadSampler(interval_s, clock)
         sampler.start()
     except RuntimeError as exc:  # no thread could be started
         raise ProbeError(f"the sampling thread could not start ({exc})") from None
     times: list[float] = []
     try:
-        _calls(fn, args, kwargs, n, times)
+        _calls(fn, args, kwargs, n, times, clock)
     finally:
         sampler.stop()
     index: dict[FrameKey, int] = {}

@@ -4,7 +4,7 @@
 each iteration runs inside ``Trace("tfdiag-step", step_num=i, _r=1)`` so xprof
 sees steps. After ``stop()`` the trace bytes are kept in memory (they are saved
 beside the report by :meth:`Report.save`), xprof's ``framework_op_stats`` and
-``overview_page`` tools are read by :mod:`tfdiag.oplevel`, and the temporary
+``overview_page`` tools are read by :mod:`tfdiag.analysis.oplevel`, and the temporary
 logdir is removed. A profiler already running in the process is left alone.
 """
 
@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tfdiag.errors import ProbeError
-from tfdiag.oplevel import XprofFormatError, events_per_step, tf_profile_from_tools
-from tfdiag.probe_data import TfProfile
+from tfdiag.analysis.oplevel import XprofFormatError, events_per_step, tf_profile_from_tools
+from tfdiag.records.clock import Clock
+from tfdiag.records.errors import ProbeError
+from tfdiag.records.probes import TfProfile
 
 #: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building, all
 #: that tfdiag reads; level 2 adds TF runtime events (executor, thread pools) that cost more.
@@ -51,7 +52,7 @@ def _stop_quietly(tf: Any) -> None:
 
 
 def _traced_calls(
-    tf: Any, fn: Callable[..., Any], args: Any, kwargs: Any, n: int, logdir: str
+    tf: Any, fn: Callable[..., Any], args: Any, kwargs: Any, n: int, logdir: str, clock: Clock
 ) -> tuple[list[float], float]:
     options = tf.profiler.experimental.ProfilerOptions(
         host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
@@ -66,7 +67,6 @@ def _traced_calls(
     except Exception as exc:
         raise ProbeError(f"the TF profiler did not start ({type(exc).__name__}: {exc})") from None
     trace = tf.profiler.experimental.Trace
-    clock = time.perf_counter
     times: list[float] = []
     try:
         for i in range(n):
@@ -142,7 +142,12 @@ def _read(
 
 
 def traced_pass(
-    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], n: int
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    n: int,
+    *,
+    clock: Clock = time.perf_counter,
 ) -> tuple[TfProfile, TraceFiles]:
     """Run ``fn`` ``n`` times under the TF profiler; return the record and the trace files.
 
@@ -161,7 +166,7 @@ def traced_pass(
     except OSError as exc:
         raise ProbeError(f"cannot create the trace folder ({exc.strerror or exc})") from None
     try:
-        times, export_s = _traced_calls(tf, fn, args, kwargs, n, str(logdir))
+        times, export_s = _traced_calls(tf, fn, args, kwargs, n, str(logdir), clock)
         return _read(xprof, logdir, times, export_s)
     finally:
         shutil.rmtree(logdir, ignore_errors=True)

@@ -8,10 +8,11 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from tfdiag.render.compare_console import Col, Fitted, fmt_percent, header_floor
+from tfdiag.records.units import fmt_signed_percent
+from tfdiag.render.compare_console import Col, Fitted, header_floor
 
 if TYPE_CHECKING:
-    from tfdiag.compare.bench_result import BenchCell, BenchResult
+    from tfdiag.records.bench import BenchCell, BenchRecord
 
 
 def _seconds(cell: BenchCell | None) -> Text:
@@ -28,10 +29,12 @@ def _seconds(cell: BenchCell | None) -> Text:
 def _percent(value: float | None) -> Text:
     if value is None:
         return Text("–")
-    return Text(fmt_percent(value), style="green" if value > 0 else "red" if value < 0 else "")
+    return Text(
+        fmt_signed_percent(value), style="green" if value > 0 else "red" if value < 0 else ""
+    )
 
 
-def _columns(result: BenchResult, stacked: bool) -> tuple[Col, ...]:
+def _columns(result: BenchRecord, stacked: bool) -> tuple[Col, ...]:
     """The grid's columns; ``stacked`` puts the Keras flavour under the model (narrow consoles)."""
     keys = result.rows()
     flavours = len({c.flavour for c in result.cells}) > 1
@@ -58,7 +61,7 @@ def _columns(result: BenchResult, stacked: bool) -> tuple[Col, ...]:
     return tuple(cols)
 
 
-def render_bench(result: BenchResult) -> RenderableType:
+def render_bench(result: BenchRecord) -> RenderableType:
     s = result.settings
     blocks = f"{s.iterations} iterations" if s.iterations else "the seeds' 200/100/50 iterations"
     table = Fitted(

@@ -15,22 +15,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.units import fmt_s
+from tfdiag.records.units import fmt_ratio, fmt_s, fmt_signed_percent
 
 if TYPE_CHECKING:
-    from tfdiag.compare.result import CompareResult, MethodResult
+    from tfdiag.records.compare import CompareRecord, MethodResult
 
 _KIND_TITLES = {"inference": "Inference", "training": "Training"}
-
-
-def fmt_ratio(ratio: float | None) -> str:
-    if ratio is None:
-        return "–"
-    return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
-
-
-def fmt_percent(percent: float | None) -> str:
-    return "–" if percent is None else f"{percent:+,.0f} %"
 
 
 @dataclass(frozen=True)
@@ -126,7 +116,7 @@ class Fitted:
         return table
 
 
-def _header(result: CompareResult) -> Panel:
+def _header(result: CompareRecord) -> Panel:
     env, s = result.environment, result.settings
     lines = [f"[bold]model[/]    {escape(result.model)} ({escape(result.flavour)})"]
     if result.data:
@@ -144,7 +134,7 @@ def _header(result: CompareResult) -> Panel:
     return Panel("\n".join(lines), title="tfdiag · compare", title_align="left", box=box.ROUNDED)
 
 
-def _status(result: CompareResult, m: MethodResult) -> Text:
+def _status(result: CompareRecord, m: MethodResult) -> Text:
     if m.error is not None:
         return Text("error", style="red")
     if m.mismatch is not None:
@@ -171,7 +161,7 @@ def _loss(m: MethodResult) -> str:
     return f"{m.loss_before:.3f} → {after}"
 
 
-def _method_columns(result: CompareResult, kind: str, stacked: bool) -> tuple[Col, ...]:
+def _method_columns(result: CompareRecord, kind: str, stacked: bool) -> tuple[Col, ...]:
     """The table's columns; ``stacked`` puts each status under its method name (narrow consoles).
 
     As the console narrows: the method names wrap (first down to 16 columns), then the long
@@ -201,7 +191,7 @@ def _method_columns(result: CompareResult, kind: str, stacked: bool) -> tuple[Co
     for rank, header, cells in (
         (1, "× fastest", [fmt_ratio(result.ratio_to_fastest(m)) for m in methods]),
         (2, vs, [fmt_ratio(result.speedup_vs_baseline(m)) for m in methods]),
-        (2, "seeds' %", [fmt_percent(result.percent_vs_baseline(m)) for m in methods]),
+        (2, "seeds' %", [fmt_signed_percent(result.percent_vs_baseline(m)) for m in methods]),
     ):
         texts = tuple(Text(c) for c in cells)
         cols.append(Col(header, texts, right=True, shrink=((rank, header_floor(header, texts)),)))
@@ -212,7 +202,7 @@ def _method_columns(result: CompareResult, kind: str, stacked: bool) -> tuple[Co
     return tuple(cols)
 
 
-def _table(result: CompareResult, kind: str) -> Fitted:
+def _table(result: CompareRecord, kind: str) -> Fitted:
     base = result.baseline(kind)
     base_name = base.name if base is not None else "baseline"
     unit = "all of x" if kind == "inference" else "one pass over x and y"
@@ -228,7 +218,7 @@ def _table(result: CompareResult, kind: str) -> Fitted:
     )
 
 
-def _problems(result: CompareResult, kind: str) -> list[Text]:
+def _problems(result: CompareRecord, kind: str) -> list[Text]:
     return [
         Text.assemble(
             (f"  {'error' if m.error else 'mismatch'} ", "red"), (m.name, "bold"), f": {m.problem}"
@@ -238,7 +228,7 @@ def _problems(result: CompareResult, kind: str) -> list[Text]:
     ]
 
 
-def _advice(result: CompareResult) -> RenderableType:
+def _advice(result: CompareRecord) -> RenderableType:
     do, dont = result.advice()
     grid = Table.grid(padding=(0, 1))  # a wrapped line hangs under its own text
     grid.add_column(no_wrap=True)
@@ -249,7 +239,7 @@ def _advice(result: CompareResult) -> RenderableType:
     return Group(Text("For this model and data", style="bold"), grid)
 
 
-def render_compare(result: CompareResult) -> RenderableType:
+def render_compare(result: CompareRecord) -> RenderableType:
     """The whole comparison as one renderable."""
     parts: list[RenderableType] = [_header(result)]
     for kind in result.kinds:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich import box
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -11,21 +9,22 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.catalog import Category
-from tfdiag.classify import CostClass
+from tfdiag.advise import findings_of
+from tfdiag.analysis.classify import CostClass
+from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.records.catalog import Category
+from tfdiag.records.report import RunRecord
+from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.findings import finding_block
+from tfdiag.render.probes_console import render_probes
 from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
-from tfdiag.units import fmt_pct, fmt_s
-
-if TYPE_CHECKING:
-    from tfdiag.report import Report
 
 #: Culprit rows shown in the seeds' view.
 TOP_CULPRITS = 12
-_SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 _FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
 
 
-def _header(report: Report) -> Panel:
+def _header(report: RunRecord) -> Panel:
     call, env, t = report.call, report.environment, report.timing
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
     lines = [f"[bold]called[/]  {escape(call.label)}({escape(', '.join(args))})"]
@@ -58,8 +57,8 @@ def _header(report: Report) -> Panel:
     return Panel("\n".join(lines), title=title, title_align="left", box=box.ROUNDED)
 
 
-def _classes(report: Report) -> Table:
-    a = report.analysis
+def _classes(report: RunRecord) -> Table:
+    a = analysis_of(report)
     table = Table(
         title="Build vs per-iteration — call-count classes (the seeds' method, self time)",
         title_justify="left",
@@ -90,8 +89,8 @@ def _classes(report: Report) -> Table:
     return table
 
 
-def _breakdown(report: Report) -> Table:
-    a = report.analysis
+def _breakdown(report: RunRecord) -> Table:
+    a = analysis_of(report)
     table = Table(
         title="Where the time goes — non-overlapping: each function's self time goes to its "
         "nearest culprit; rows sum to 100 %",
@@ -130,8 +129,8 @@ def _breakdown(report: Report) -> Table:
     return table
 
 
-def _culprits(report: Report) -> Table:
-    a = report.analysis
+def _culprits(report: RunRecord) -> Table:
+    a = analysis_of(report)
     table = Table(
         title="Culprits — the seeds' view: cumulative time as % of runtime − build "
         "(nested rows overlap)",
@@ -157,28 +156,17 @@ def _culprits(report: Report) -> Table:
     return table
 
 
-def _findings(report: Report) -> RenderableType:
-    findings = report.analysis.findings
+def _findings(report: RunRecord) -> RenderableType:
+    findings = findings_of(report)
     if not findings:
         return Text("No findings: nothing in this profile crosses a finding's threshold.")
     parts: list[RenderableType] = [Text("Findings", style="bold")]
     for n, f in enumerate(findings, 1):
-        style = _SEVERITY_STYLE.get(f.severity, "")
-        head = Text.assemble(
-            f"{n}. ",
-            (f"[{f.severity}] ", style),
-            (f.id, "bold"),
-            f" — {f.title}",
-            (f"  (impact {100 * f.impact:.0f} %)", "dim"),
-        )
-        body = "\n".join(f"   • {escape(e)}" for e in f.evidence)
-        parts.append(head)
-        parts.append(Text.from_markup(body))
-        parts.append(Text.from_markup(f"   [green]Fix:[/] {escape(f.fix)}"))
+        parts.extend(finding_block(f, head=f"{n}. "))
     return Group(*parts)
 
 
-def render_report(report: Report) -> RenderableType:
+def render_report(report: RunRecord) -> RenderableType:
     """The whole console view as one renderable."""
     parts: list[RenderableType] = [
         _header(report),
@@ -187,8 +175,6 @@ def render_report(report: Report) -> RenderableType:
         _culprits(report),
         _findings(report),
     ]
-    from tfdiag.render.probes_console import render_probes
-
     probes = render_probes(report)
     if probes is not None:
         parts.insert(-1, probes)

@@ -2,61 +2,43 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tfdiag import __version__
-from tfdiag.catalog import Category
-from tfdiag.classify import CostClass
-from tfdiag.oplevel import op_figures, retracing_check
-from tfdiag.probe_data import probes_to_json, slowdowns
-from tfdiag.sampled import sampled_shares
-
-if TYPE_CHECKING:
-    from tfdiag.report import Report
+from tfdiag.advise import findings_of
+from tfdiag.analysis.classify import CostClass
+from tfdiag.analysis.oplevel import op_figures, retracing_check
+from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.sampled import sampled_shares
+from tfdiag.records.catalog import Category
+from tfdiag.records.probes import slowdowns
+from tfdiag.records.report import RunRecord
+from tfdiag.records.report_json import run_record_to_json
+from tfdiag.render.document import header
 
 #: Culprit rows written to JSON (the full table is in ``profile``).
 TOP_CULPRITS_JSON = 50
-PROFILE_COLUMNS = (
-    "file",
-    "line",
-    "name",
-    "calls",
-    "primitive_calls",
-    "self_s",
-    "cum_s",
-    "callers[caller_index, calls, primitive_calls, self_s, cum_s]",
+#: The raw parts written before the derived views (the rest follow them).
+_HEAD = (
+    "created",
+    "source",
+    "partial",
+    "call",
+    "environment",
+    "timing",
+    "notes",
+    "rules",
+    "finding_rules",
 )
 
 
-def report_to_json(report: Report) -> dict[str, Any]:
-    a = report.analysis
+def report_to_json(report: RunRecord) -> dict[str, Any]:
+    """The raw records (what the loader reads) followed by the derived views."""
+    a = analysis_of(report)
     t = report.timing
+    raw = run_record_to_json(report)
     return {
-        "schema_version": report.schema_version,
-        "kind": "profile",
-        "tool": f"tfdiag {__version__}",
-        "created": report.created,
-        "source": report.source,
-        "partial": report.partial,
-        "call": {
-            "label": report.call.label,
-            "target": report.call.target,
-            "method": report.call.method,
-            "flavour": report.call.flavour,
-            "args": list(report.call.args),
-            "kwargs": dict(report.call.kwargs),
-        },
-        "environment": {**asdict(report.environment), "devices": list(report.environment.devices)},
-        "timing": {
-            "iterations": t.iterations,
-            "profiled_calls": t.profiled_calls,
-            "first_call_s": t.first_call_s,
-            "iteration_s": list(t.iteration_s),
-            "profiled_iteration_s": list(t.profiled_iteration_s),
-        },
-        "notes": list(report.notes),
-        "rules": [r.to_json() for r in report.rules],
+        **header(report),
+        **{k: raw[k] for k in _HEAD},
         "summary": {
             "total_s": a.total_s,
             "build_s": a.build_s,
@@ -102,18 +84,14 @@ def report_to_json(report: Report) -> dict[str, Any]:
                 "evidence": list(f.evidence),
                 "fix": f.fix,
             }
-            for f in a.findings
+            for f in findings_of(report)
         ],
-        "profile": {"columns": list(PROFILE_COLUMNS), "functions": report.profile.to_rows()},
-        "cold_profile": (
-            None if report.cold_profile is None else {"functions": report.cold_profile.to_rows()}
-        ),
-        "probes": probes_to_json(report.probes),
+        **{k: v for k, v in raw.items() if k not in _HEAD},
         "probe_summary": _probe_summary(report),
     }
 
 
-def _probe_summary(report: Report) -> dict[str, Any] | None:
+def _probe_summary(report: RunRecord) -> dict[str, Any] | None:
     """Derived probe views: each pass's slowdown, op time vs wall, the sampled breakdown."""
     if report.probes is None:
         return None

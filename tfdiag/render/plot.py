@@ -11,13 +11,12 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfdiag._atomic import write_set
-from tfdiag.errors import InputError
-from tfdiag.timeline import analyze_timeline
-from tfdiag.timeline_advice import timeline_series
+from tfdiag.analysis.timeline import analyze_timeline, timeline_series
+from tfdiag.records.errors import InputError
+from tfdiag.records.files import write_set
 
 if TYPE_CHECKING:
-    from tfdiag.report import Report
+    from tfdiag.records.report import RunRecord
 
 
 def _matplotlib() -> tuple[Any, Any]:
@@ -31,7 +30,7 @@ def _matplotlib() -> tuple[Any, Any]:
     return Figure, FigureCanvasAgg
 
 
-def timeline_png(report: Report) -> bytes:
+def timeline_png(report: RunRecord) -> bytes:
     """The plot as PNG bytes.
 
     Raises:
@@ -100,7 +99,7 @@ def timeline_png(report: Report) -> bytes:
     return buf.getvalue()
 
 
-def plot_timeline(report: Report, path: str | Path, *, overwrite: bool = False) -> Path:
+def plot_timeline(report: RunRecord, path: str | Path, *, overwrite: bool = False) -> Path:
     """Write the plot to ``path`` (a ``.png``), atomically; never overwrites unless asked."""
     p = Path(path)
     if p.suffix.lower() != ".png":

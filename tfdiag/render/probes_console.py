@@ -10,14 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.catalog import Category
-from tfdiag.oplevel import op_figures, retracing_check
-from tfdiag.probe_data import TfProfile, slowdowns
-from tfdiag.sampled import sampled_shares
-from tfdiag.units import fmt_pct, fmt_s
+from tfdiag.analysis.oplevel import op_figures, retracing_check
+from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.sampled import sampled_shares
+from tfdiag.records.catalog import Category
+from tfdiag.records.probes import TfProfile, slowdowns
+from tfdiag.records.units import fmt_pct, fmt_s
 
 if TYPE_CHECKING:
-    from tfdiag.report import Report
+    from tfdiag.records.report import RunRecord
 
 #: Op rows shown (the report keeps more).
 TOP_OPS_SHOWN = 8
@@ -25,7 +26,7 @@ TOP_OPS_SHOWN = 8
 NOISY_IQR = 0.15
 
 
-def _overhead(report: Report) -> Text:
+def _overhead(report: RunRecord) -> Text:
     t = report.timing
     parts = slowdowns(t.iteration_s, t.profiled_iteration_s, report.probes)
     line = " · ".join(f"{name} ×{ratio:.2f}" for name, ratio in parts)
@@ -43,7 +44,7 @@ def _overhead(report: Report) -> Text:
     return text
 
 
-def _op_lines(report: Report, tf: TfProfile) -> list[str]:
+def _op_lines(report: RunRecord, tf: TfProfile) -> list[str]:
     ops = op_figures(tf)
     if ops is None:
         return []
@@ -118,7 +119,7 @@ def _top_ops(tf: TfProfile) -> Table:
     return table
 
 
-def _sampled(report: Report) -> RenderableType | None:
+def _sampled(report: RunRecord) -> RenderableType | None:
     shares = sampled_shares(report)
     record = report.probes.sampling if report.probes is not None else None
     if record is None:
@@ -129,7 +130,7 @@ def _sampled(report: Report) -> RenderableType | None:
             f"shorter than the {fmt_s(record.interval_s)} interval); profile more iterations",
             style="dim",
         )
-    a = report.analysis
+    a = analysis_of(report)
     table = Table(
         title="Second breakdown — sampled stacks, each sample to its nearest culprit "
         "(non-overlapping), beside cProfile's",
@@ -152,7 +153,7 @@ def _sampled(report: Report) -> RenderableType | None:
     return table
 
 
-def render_probes(report: Report) -> RenderableType | None:
+def render_probes(report: RunRecord) -> RenderableType | None:
     """The probes section, or ``None`` when no probe ran."""
     probes = report.probes
     if probes is None:

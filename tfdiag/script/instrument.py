@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from tfdiag.capture.runner import MAX_ITERATIONS
-from tfdiag.errors import InputError
+from tfdiag.records.clock import Clock
+from tfdiag.records.errors import InputError
+from tfdiag.results.script import ScriptResult
 from tfdiag.script.recorder import Recorder
-from tfdiag.script.result import ScriptResult
 
 METHODS = ("predict", "fit", "evaluate", "train_on_batch", "test_on_batch", "predict_on_batch")
 
@@ -77,7 +78,13 @@ def _print_script_traceback(exc: BaseException, script: str) -> None:
     traceback.print_exception(type(exc), exc, tb or exc.__traceback__, file=sys.stderr)
 
 
-def run_script(path: str | Path, argv: Sequence[str] = (), *, iterations: int = 10) -> ScriptResult:
+def run_script(
+    path: str | Path,
+    argv: Sequence[str] = (),
+    *,
+    iterations: int = 10,
+    clock: Clock = time.perf_counter,
+) -> ScriptResult:
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *argv]``, Keras calls recorded.
 
     The script's own exceptions are printed (as Python would) and reported in
@@ -95,12 +102,12 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, iterations: int = 
     if not 0 <= iterations <= MAX_ITERATIONS:
         raise InputError(f"iterations must be between 0 and {MAX_ITERATIONS:,}, got {iterations}")
     classes = model_classes()
-    recorder = Recorder(script, iterations=iterations)
+    recorder = Recorder(script, iterations=iterations, clock=clock)
     saved_argv, saved_path = sys.argv, sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     status = "ok"
-    t0 = time.perf_counter()
+    t0 = clock()
     try:
         with instrumented(classes, recorder):
             try:
@@ -113,7 +120,7 @@ def run_script(path: str | Path, argv: Sequence[str] = (), *, iterations: int = 
                 _print_script_traceback(exc, recorder.script)
                 status = f"raised {type(exc).__name__}: {exc}"
     finally:
-        wall = time.perf_counter() - t0
+        wall = clock() - t0
         sys.argv = saved_argv
         sys.path[:] = saved_path
     return recorder.result(argv, wall, status)

@@ -18,21 +18,24 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import current_environment, describe_call, flavour_of
-from tfdiag.capture.runner import _LOCK, busy_reason, snapshot
-from tfdiag.report import CallInfo, Report, Timing
-from tfdiag.script.result import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite, ScriptResult
-from tfdiag.stats import ProfileStats
+from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler, snapshot
+from tfdiag.records.clock import Clock, now_iso
+from tfdiag.records.paths import PACKAGE_DIRS
+from tfdiag.records.report import CallInfo, Timing
+from tfdiag.records.script import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite
+from tfdiag.records.stats import ProfileStats
+from tfdiag.results.report import Report
+from tfdiag.results.script import ScriptResult
 
 #: Per-call times kept per site (the counts and totals stay exact beyond it).
 MAX_CALL_TIMES = 10_000
 _TFDIAG_DIR = str(Path(__file__).resolve().parent.parent)
-_PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
 #: The CallbackList hook Keras 3 and tf_keras call once per batch, by method.
 _BATCH_HOOKS = {
     "fit": "CallbackList.on_train_batch_begin",
@@ -69,7 +72,8 @@ class _Site:
 class Recorder:
     """Collects every instrumented call by the user's line that made it."""
 
-    def __init__(self, script: Path, *, iterations: int) -> None:
+    def __init__(self, script: Path, *, iterations: int, clock: Clock = time.perf_counter) -> None:
+        self.clock = clock
         self.script = str(script.resolve())
         self.root = str(script.resolve().parent)
         self.limit = iterations + 1 if iterations > 0 else 0
@@ -101,13 +105,14 @@ class Recorder:
         local = self._local
         if getattr(local, "inside", False):
             return original(model, *args, **kwargs)
-        entered = time.perf_counter()
+        clock = self.clock
+        entered = clock()
         local.inside = True
         try:
             site = self._site(sys._getframe(2), method, model, args, kwargs)
             profiler = self._profiler_for(site)
             failed = False
-            t0 = time.perf_counter()
+            t0 = clock()
             if profiler is not None:
                 profiler.enable()
             try:
@@ -118,10 +123,10 @@ class Recorder:
             finally:
                 if profiler is not None:
                     profiler.disable()
-                t1 = time.perf_counter()
+                t1 = clock()
                 self._record(site, t1 - t0, failed, profiler)
                 with self._lock:  # the stack walk, the snapshots: left out of the wall time
-                    self.overhead_s += (t0 - entered) + (time.perf_counter() - t1)
+                    self.overhead_s += (t0 - entered) + (clock() - t1)
         finally:
             local.inside = False
 
@@ -136,7 +141,7 @@ class Recorder:
                 or (
                     path.startswith(self.root + os.sep)
                     and not path.startswith(_TFDIAG_DIR + os.sep)
-                    and not _PACKAGE_DIRS & set(Path(path).parts)
+                    and not PACKAGE_DIRS & set(Path(path).parts)
                 )
             )
             self._user[filename] = known
@@ -179,7 +184,7 @@ class Recorder:
         if len(site.profiled_s) >= self.limit or busy_reason() is not None:
             return None
         if site.profiler is None:
-            site.profiler = cProfile.Profile()
+            site.profiler = new_profiler(self.clock)
         return site.profiler
 
     def _record(
@@ -213,13 +218,7 @@ class Recorder:
                 f"profiler attached (numbered 1–{len(site.timed_s)} there)"
             )
         if k >= 2:
-            timing = Timing(
-                iterations=k - 1,
-                profiled_calls=k,
-                first_call_s=site.profiled_s[0],
-                iteration_s=tuple(site.timed_s),
-                profiled_iteration_s=tuple(site.profiled_s[1:]),
-            )
+            timing = steady_timing(site.profiled_s, site.timed_s)
             cold = site.cold
         else:
             batches = _batches(site.stats, site.method)
@@ -233,14 +232,12 @@ class Recorder:
                 notes.append("one call of one or two batches: all of it is first-call cost")
                 timing = Timing(iterations=1, profiled_calls=1, first_call_s=site.profiled_s[0])
                 cold = site.stats
-        return Report(
+        return build_report(
             call=site.call,
-            environment=current_environment(),
             timing=timing,
             profile=site.stats,
-            cold_profile=cold,
-            notes=tuple(notes),
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            cold=cold,
+            notes=notes,
             source="script",
             partial=site.errors > 0,
         )
@@ -293,5 +290,5 @@ class Recorder:
             iterations=self.iterations,
             environment=current_environment(),
             notes=tuple(notes),
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            created=now_iso(),
         )

@@ -25,7 +25,7 @@ def main() -> None:
     from xprof.convert import raw_to_tool_data
 
     from tfdiag.capture.tfprofiler import HOST_TRACER_LEVEL, STEP_NAME, TOOLS
-    from tfdiag.demo import BATCH_SHAPE, tiny_model
+    from tfdiag.measure.seed_models import BATCH_SHAPE, tiny_model
 
     model = tiny_model()
     x = np.random.default_rng(0).standard_normal(BATCH_SHAPE).astype("float32")

@@ -1,0 +1,189 @@
+"""Stage 3: attribute every second of self time to one culprit category — no overlap.
+
+Each function's *self* time goes to the nearest enclosing culprit on its call path:
+the function itself if a catalog rule names it, else whatever its callers resolve
+to, split by how much of its time each caller accounts for (cProfile's caller
+edges). Wrapper frames are looked through. The user's own functions keep their
+self time as *user code*, but framework code called from them without any culprit
+in between is *other*. Because only self time is distributed, category totals sum
+to the profiled total and nested functions are never counted twice.
+
+cProfile records one caller level, not full stacks, so a function reached along
+several paths is split by its per-caller time: exact for a single path, a
+time-weighted estimate otherwise (the sampling probe gives full stacks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tfdiag.analysis.classify import Classification, CostClass
+from tfdiag.records.catalog import Catalog, Category, Rule
+from tfdiag.records.paths import is_user_code
+from tfdiag.records.stats import FunctionStat, ProfileStats
+
+Dist = Mapping[Category, float]
+_OTHER: Dist = {Category.OTHER: 1.0}
+_USER: Dist = {Category.USER_CODE: 1.0}
+#: How many wrapper frames a weak rule looks through to find its caller's culprit.
+_WRAPPER_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Seconds of self time per category, overall and per cost class."""
+
+    by_category: Mapping[Category, float]
+    by_class: Mapping[tuple[Category, CostClass], float]
+    total_s: float
+
+    def share(self, category: Category) -> float:
+        return self.by_category.get(category, 0.0) / self.total_s if self.total_s else 0.0
+
+    def seconds(self, category: Category, cost: CostClass | None = None) -> float:
+        if cost is None:
+            return self.by_category.get(category, 0.0)
+        return self.by_class.get((category, cost), 0.0)
+
+
+def match_rules(stats: ProfileStats, catalog: Catalog) -> tuple[Rule | None, ...]:
+    return tuple(catalog.match(f.file, f.name) for f in stats.functions)
+
+
+def _edge_weights(fn: FunctionStat) -> list[float]:
+    weights = [e.self_s for e in fn.callers]
+    if sum(weights) <= 0:
+        weights = [float(e.calls) for e in fn.callers]
+    if sum(weights) <= 0:
+        weights = [1.0] * len(fn.callers)
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def _mix(parts: Sequence[tuple[float, Dist]]) -> Dist:
+    first = parts[0][1] if parts else _OTHER
+    if all(dist is first for _, dist in parts):  # one caller, or callers that agree
+        return first
+    out: dict[Category, float] = {}
+    for weight, dist in parts:
+        for cat, share in dist.items():
+            out[cat] = out.get(cat, 0.0) + weight * share
+    total = sum(out.values())
+    if total <= 0:
+        return _OTHER
+    # Weights and caller mixes are normalised already; renormalise only after a cycle cut.
+    return out if abs(total - 1.0) < 1e-9 else {c: v / total for c, v in out.items()}
+
+
+def _is_strong(rule: Rule | None) -> bool:
+    return rule is not None and rule.category is not Category.WRAPPER and not rule.weak
+
+
+def inherited_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tuple[Dist, ...]:
+    """For each function: the culprit mix its callees inherit (the nearest enclosing culprit)."""
+    fns = stats.functions
+    result: list[Dist | None] = [None] * len(fns)
+    in_progress = [False] * len(fns)
+
+    def direct(i: int) -> Dist | None:
+        rule = rules[i]
+        if _is_strong(rule):
+            assert rule is not None
+            return {rule.category: 1.0}
+        if rule is None and is_user_code(fns[i].file):
+            return _OTHER
+        return None
+
+    for start in range(len(fns)):
+        if result[start] is not None:
+            continue
+        stack = [start]
+        while stack:
+            i = stack[-1]
+            if result[i] is not None:
+                stack.pop()
+                continue
+            d = direct(i)
+            if d is not None or not fns[i].callers:
+                result[i] = d if d is not None else _OTHER
+                stack.pop()
+                continue
+            pending = [
+                e.caller
+                for e in fns[i].callers
+                if result[e.caller] is None and not in_progress[e.caller]
+            ]
+            if pending and not in_progress[i]:
+                in_progress[i] = True
+                stack.extend(pending)
+                continue
+            weights = _edge_weights(fns[i])
+            parts = [
+                (w, result[e.caller] or _OTHER)  # a caller still in progress closes a cycle
+                for w, e in zip(weights, fns[i].callers)
+                if result[e.caller] is not None
+            ]
+            result[i] = _mix(parts) if parts else _OTHER
+            in_progress[i] = False
+            stack.pop()
+    return tuple(r if r is not None else _OTHER for r in result)
+
+
+def _caller_culprit(stats: ProfileStats, rules: Sequence[Rule | None], i: int) -> Rule | None:
+    """The strong culprit directly above ``i``, looking through wrapper frames."""
+    fn = stats.functions[i]
+    for _ in range(_WRAPPER_DEPTH):
+        if not fn.callers:
+            return None
+        edge = max(fn.callers, key=lambda e: (e.self_s, e.calls))
+        rule = rules[edge.caller]
+        if _is_strong(rule):
+            return rule
+        if rule is None or rule.category is not Category.WRAPPER:
+            return None
+        fn = stats.functions[edge.caller]
+    return None
+
+
+def own_distributions(
+    stats: ProfileStats, rules: Sequence[Rule | None], inherited: Sequence[Dist]
+) -> tuple[Dist, ...]:
+    """For each function: where its own self time goes."""
+    out: list[Dist] = []
+    for i, fn in enumerate(stats.functions):
+        rule = rules[i]
+        if rule is not None and rule.weak:
+            parts: list[tuple[float, Dist]] = []
+            for w, edge in zip(_edge_weights(fn), fn.callers):
+                caller_rule = rules[edge.caller]
+                above = caller_rule if _is_strong(caller_rule) else None
+                if caller_rule is not None and caller_rule.category is Category.WRAPPER:
+                    above = _caller_culprit(stats, rules, edge.caller)
+                parts.append((w, {(above or rule).category: 1.0}))
+            out.append(_mix(parts) if parts else {rule.category: 1.0})
+        elif rule is None and is_user_code(fn.file):
+            out.append(_USER)
+        else:
+            out.append(inherited[i])
+    return tuple(out)
+
+
+def attribute(
+    stats: ProfileStats,
+    rules: Sequence[Rule | None],
+    classes: Sequence[Classification],
+    own: Sequence[Dist] | None = None,
+) -> Attribution:
+    """Split the profiled total over categories (and cost classes) without overlap."""
+    if own is None:
+        own = own_distributions(stats, rules, inherited_distributions(stats, rules))
+    by_category: dict[Category, float] = {}
+    by_class: dict[tuple[Category, CostClass], float] = {}
+    for fn, dist, cls in zip(stats.functions, own, classes):
+        for cat, share in dist.items():
+            seconds = fn.self_s * share
+            by_category[cat] = by_category.get(cat, 0.0) + seconds
+            key = (cat, cls.cost)
+            by_class[key] = by_class.get(key, 0.0) + seconds
+    return Attribution(by_category, by_class, stats.total_s)

@@ -1,0 +1,175 @@
+"""The pipeline over recorded data: classify → attribute → advise.
+
+Pure functions of a :class:`~tfdiag.records.report.RunRecord`; no TensorFlow, no printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tfdiag.analysis.attribute import (
+    Attribution,
+    Dist,
+    attribute,
+    inherited_distributions,
+    match_rules,
+    own_distributions,
+)
+from tfdiag.analysis.classify import Classification, CostClass, classify
+from tfdiag.records.catalog import Category, Rule, default_catalog
+from tfdiag.records.stats import ProfileStats
+
+if TYPE_CHECKING:
+    from tfdiag.records.report import RunRecord
+
+
+@dataclass(frozen=True)
+class CulpritRow:
+    """A catalogued function, as the seeds reported it: cumulative time over the whole
+    profile as a share of runtime − build (rows overlap)."""
+
+    index: int
+    name: str
+    category: Category
+    classification: Classification
+    calls: int
+    self_s: float
+    cum_s: float
+    seeds_share: float
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything derived from one report."""
+
+    iterations: int
+    profiled_calls: int
+    rules: tuple[Rule | None, ...]
+    classes: tuple[Classification, ...]
+    own: tuple[Dist, ...]
+    attribution: Attribution
+    total_s: float
+    build_s: float
+    per_iteration_s: float
+    mixed_s: float
+    culprits: tuple[CulpritRow, ...]
+    #: The N iterations after the cold call, function by function (same order as the
+    #: profile). Exact when the run kept a cold-call snapshot; otherwise the whole
+    #: profile, and steady-state shares fall back to "runtime minus build".
+    steady: ProfileStats
+    steady_attribution: Attribution
+    exact_steady: bool
+
+    @property
+    def runtime_minus_build_s(self) -> float:
+        """Runtime minus build time: the seeds' denominator."""
+        return self.total_s - self.build_s
+
+    @property
+    def steady_s(self) -> float:
+        """Steady-state time: the N iterations after the cold call (or runtime − build)."""
+        return self.steady.total_s if self.exact_steady else self.runtime_minus_build_s
+
+    @property
+    def first_call_s(self) -> float | None:
+        """Profiled time of the cold call alone, when the run kept its snapshot."""
+        return self.total_s - self.steady.total_s if self.exact_steady else None
+
+    def first_call_seconds(self, category: Category) -> float:
+        return self.attribution.seconds(category) - self.steady_attribution.seconds(category)
+
+    def steady_calls_per_iteration(self, index: int) -> float:
+        """How often function ``index`` ran per steady-state iteration."""
+        fn = self.steady.functions[index]
+        calls = self.iterations if self.exact_steady else self.profiled_calls
+        return fn.primitive_calls / max(calls, 1)
+
+    def class_seconds(self, cost: CostClass) -> float:
+        return {
+            CostClass.BUILD: self.build_s,
+            CostClass.PER_ITERATION: self.per_iteration_s,
+            CostClass.MIXED: self.mixed_s,
+        }[cost]
+
+    def class_count(self, cost: CostClass) -> int:
+        return sum(1 for c in self.classes if c.cost is cost)
+
+    def steady_share(self, category: Category) -> float:
+        """A category's non-overlapping share of the steady-state time."""
+        if self.steady_s <= 0:
+            return 0.0
+        if self.exact_steady:
+            seconds = self.steady_attribution.seconds(category)
+        else:
+            seconds = self.attribution.seconds(category) - self.attribution.seconds(
+                category, CostClass.BUILD
+            )
+        return seconds / self.steady_s
+
+
+def analysis_of(record: RunRecord) -> Analysis:
+    """The record's analysis, computed on first use and kept with the record."""
+    found = record.__dict__.get(_CACHE)
+    if found is None:
+        found = record.__dict__[_CACHE] = analyze(record)  # a frozen record: no __setattr__
+    return found
+
+
+_CACHE = "_tfdiag_analysis"
+
+
+def analyze(report: RunRecord) -> Analysis:
+    """Classify and attribute one record."""
+    stats = report.profile
+    catalog = default_catalog().with_rules(report.rules)
+    rules = match_rules(stats, catalog)
+    classes = classify(stats, report.timing.iterations)
+    inherited = inherited_distributions(stats, rules)
+    own = own_distributions(stats, rules, inherited)
+    attribution = attribute(stats, rules, classes, own)
+    sums = {cost: 0.0 for cost in CostClass}
+    for fn, cls in zip(stats.functions, classes):
+        sums[cls.cost] += fn.self_s
+    total = stats.total_s
+    runtime_minus_build = total - sums[CostClass.BUILD]
+    if report.cold_profile is not None:
+        steady_stats, exact = stats.minus(report.cold_profile), True
+    else:
+        steady_stats, exact = stats, False
+    rows = []
+    for i, (fn, rule, cls) in enumerate(zip(stats.functions, rules, classes)):
+        if rule is None or rule.category in (Category.WRAPPER, Category.OTHER):
+            continue
+        category: Category = rule.category
+        if rule.weak:  # shown under where its time went, e.g. a tf.data op → input pipeline
+            category = max(own[i].items(), key=lambda kv: kv[1])[0]
+        rows.append(
+            CulpritRow(
+                index=i,
+                name=fn.short_name,
+                category=category,
+                classification=cls,
+                calls=fn.calls,
+                self_s=fn.self_s,
+                cum_s=fn.cum_s,
+                seeds_share=(fn.cum_s / runtime_minus_build if runtime_minus_build > 0 else 0.0),
+            )
+        )
+    rows.sort(key=lambda r: r.cum_s, reverse=True)
+    return Analysis(
+        iterations=report.timing.iterations,
+        profiled_calls=report.timing.profiled_calls,
+        rules=rules,
+        classes=classes,
+        own=own,
+        attribution=attribution,
+        total_s=total,
+        build_s=sums[CostClass.BUILD],
+        per_iteration_s=sums[CostClass.PER_ITERATION],
+        mixed_s=sums[CostClass.MIXED],
+        culprits=tuple(rows),
+        steady=steady_stats,
+        steady_attribution=attribute(steady_stats, rules, classes, own) if exact else attribution,
+        exact_steady=exact,
+    )

@@ -1,0 +1,55 @@
+"""One report from what a capture measured: written once for ``profile()``, the Keras
+callback and ``tfdiag run``'s recorder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tfdiag.capture.environment import current_environment
+from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.clock import now_iso
+from tfdiag.records.probes import Probes
+from tfdiag.records.report import CallInfo, Timing
+from tfdiag.records.stats import ProfileStats
+from tfdiag.results.report import Report
+
+
+def steady_timing(profiled_s: Sequence[float], unprofiled_s: Sequence[float]) -> Timing:
+    """A cold call and N iterations under the profiler, and N more timed without it."""
+    return Timing(
+        iterations=max(len(profiled_s) - 1, 1),
+        profiled_calls=len(profiled_s),
+        first_call_s=profiled_s[0] if profiled_s else None,
+        iteration_s=tuple(unprofiled_s),
+        profiled_iteration_s=tuple(profiled_s[1:]),
+    )
+
+
+def build_report(
+    *,
+    call: CallInfo,
+    timing: Timing,
+    profile: ProfileStats,
+    cold: ProfileStats | None,
+    source: str,
+    notes: Sequence[str] = (),
+    rules: tuple[Rule, ...] = (),
+    finding_rules: tuple[FindingRule, ...] = (),
+    partial: bool = False,
+    probes: Probes | None = None,
+) -> Report:
+    return Report(
+        call=call,
+        environment=current_environment(),
+        timing=timing,
+        profile=profile,
+        cold_profile=cold,
+        rules=rules,
+        finding_rules=finding_rules,
+        notes=tuple(notes),
+        created=now_iso(),
+        source=source,
+        partial=partial,
+        probes=probes,
+    )

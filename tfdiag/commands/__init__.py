@@ -1,7 +1,0 @@
-"""One module per subcommand; each has ``register(subparsers)``. Order is the help order."""
-
-from __future__ import annotations
-
-from tfdiag.commands import bench, catalog, compare, demo, explain, run, snakeviz, tensorboard
-
-COMMANDS = (explain, run, compare, bench, snakeviz, tensorboard, demo, catalog)

@@ -1,0 +1,70 @@
+"""Helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from tfdiag.records.errors import InputError
+
+
+def int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for integers in ``[minimum, maximum]``, with a one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1)
+port = int_at_least(1, 65535)
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    from tfdiag.render.formats import NAMES
+
+    p.add_argument(
+        "--format",
+        choices=NAMES,
+        default="text",
+        help="text (the console view), json (raw records and derived views), or another "
+        "format of the result (pstats, png, csv, ...: see docs/cli.md); binary formats must "
+        "be redirected to a file",
+    )
+    p.add_argument("--width", type=positive_int, help="console width for text output")
+
+
+def print_json(doc: Any) -> None:
+    json.dump(doc, sys.stdout, indent=1, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def print_report(result: Any, fmt: str, width: int | None) -> None:
+    """Any result in format ``fmt``: the console view on the terminal (with colour) for
+    ``text``, else what the format registry writes."""
+    if fmt == "text":
+        from rich.console import Console
+
+        (Console(width=width) if width else Console()).print(result.view())
+        return
+    data = result.render(fmt, width=width)
+    if isinstance(data, bytes):
+        if sys.stdout.isatty():
+            raise InputError(f"--format {fmt} writes binary data: redirect it to a file")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)

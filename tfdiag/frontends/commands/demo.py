@@ -1,0 +1,55 @@
+"""``tfdiag demo``: the seed-003 case end to end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tfdiag.frontends.commands._common import add_output_options, positive_int, print_report
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="the seed-003 case end to end: a tiny Dense model's predict × 20",
+        epilog="example: python -m tfdiag demo --flavour tf_keras --save demo.tfdiag.json",
+    )
+    p.add_argument("--flavour", choices=("keras3", "tf_keras"), default="keras3")
+    p.add_argument("--iterations", type=positive_int, default=20)
+    p.add_argument("--save", help="also save the report (and its .prof) here")
+    p.add_argument("--force", action="store_true", help="replace an existing saved report")
+    p.add_argument("--sampling", action="store_true", help="also run the sampling probe")
+    p.add_argument("--tf-profiler", action="store_true", help="also run the TF profiler probe")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfdiag.capture.runner import Interrupted
+    from tfdiag.frontends.demo import run_demo
+    from tfdiag.records.files import check_targets
+    from tfdiag.records.report import report_paths
+
+    if args.save:  # before TensorFlow is imported and the model profiled
+        check_targets(report_paths(args.save), overwrite=args.force)
+
+    status = 0
+    try:
+        report = run_demo(
+            flavour=args.flavour,
+            iterations=args.iterations,
+            sampling=args.sampling,
+            tf_profiler=args.tf_profiler,
+        )
+    except Interrupted as exc:
+        if exc.report is None:
+            raise
+        print(f"tfdiag: {exc} — showing it", file=sys.stderr)
+        report, status = exc.report, 130
+    print_report(report, args.format, args.width)
+    if args.save:
+        json_path, prof_path = report.save(args.save, overwrite=args.force)
+        extra = " and the probe files beside them" if report.probes is not None else ""
+        print(f"saved {json_path}, {prof_path}{extra}", file=sys.stderr)
+    return status

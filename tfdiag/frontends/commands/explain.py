@@ -1,0 +1,62 @@
+"""``tfdiag explain``: re-render a saved report, or analyse any pstats dump."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from typing import Any
+
+from tfdiag.frontends.commands._common import add_output_options, positive_int, print_report
+from tfdiag.records.errors import InputError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="show the breakdown of a saved report or any pstats .prof",
+        description="Re-render a saved run (no TensorFlow needed), or analyse any pstats dump.",
+        epilog="examples:\n"
+        "  python -m tfdiag explain predict.tfdiag.json --format json\n"
+        "  python -m tfdiag explain run.prof --iterations 50\n"
+        "  python -m tfdiag explain predict.tfdiag.json --plot predict-timeline.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", help="a .tfdiag.json report or a pstats .prof file")
+    p.add_argument(
+        "--iterations",
+        type=positive_int,
+        help="iterations in a bare .prof (inferred from Keras step calls if omitted)",
+    )
+    p.add_argument("--rules", help="a JSON file of extra culprit rules (docs/catalog.md)")
+    p.add_argument("--findings", help="a JSON file of your own findings (docs/catalog.md)")
+    p.add_argument(
+        "--plot", metavar="PNG", help="also write a plot of the iteration times (needs [plot])"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --plot file")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfdiag.advise import check_finding_rules
+    from tfdiag.records.catalog import load_rules
+    from tfdiag.records.catalog.finding_rules import load_finding_rules
+    from tfdiag.results.load import load_result
+    from tfdiag.results.report import Report
+
+    report = load_result(args.path, iterations=args.iterations)
+    if args.rules or args.findings:
+        if not isinstance(report, Report):
+            raise InputError("--rules and --findings apply to profile reports only")
+    if args.rules:
+        report = replace(report, rules=load_rules(args.rules) + report.rules)
+    if args.findings:
+        extra = check_finding_rules(load_finding_rules(args.findings) + report.finding_rules)
+        report = replace(report, finding_rules=extra)
+    if args.plot:
+        if not isinstance(report, Report):
+            raise InputError("--plot applies to profile reports only")
+        print(f"saved {report.plot_timeline(args.plot, overwrite=args.force)}", file=sys.stderr)
+    print_report(report, args.format, args.width)
+    return 0

@@ -1,0 +1,60 @@
+"""``tfdiag run script.py [args...]``: a whole script, Keras calls timed per call site."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from typing import Any
+
+from tfdiag.frontends.commands._common import add_output_options, int_at_least, print_report
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a Python script and time its Keras calls per call site (file:line)",
+        description="Run a script as `python script.py args...` would, with Keras' predict,\n"
+        "fit, evaluate and *_on_batch timed and charged to the line of your code that called\n"
+        "them; costly sites get findings. tfdiag's options go before the script; everything\n"
+        "after it is the script's own argv.",
+        epilog="examples:\n"
+        "  python -m tfdiag run train.py --epochs 3\n"
+        "  python -m tfdiag run --format json --out train.tfdiag.json train.py\n"
+        "  python -m tfdiag explain train.tfdiag.json\n"
+        "exit codes: 0 the script finished, 1 it raised or exited non-zero (the result is\n"
+        "still shown), 2 bad input, 130 interrupted",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--iterations",
+        type=int_at_least(0),
+        default=10,
+        help="profile each site's first call and this many more (0: time only; default 10)",
+    )
+    p.add_argument("--out", help="also save the result as JSON here (tfdiag explain reads it)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_output_options(p)
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tfdiag.records.files import check_targets
+    from tfdiag.script.instrument import run_script
+
+    if args.out:  # before the script runs, not after an hour of it
+        check_targets([Path(args.out)], overwrite=args.force)
+    # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
+    quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
+    with quiet or contextlib.nullcontext():
+        result = run_script(args.script, args.args, iterations=args.iterations)
+    print_report(result, args.format, args.width)
+    if args.out:
+        print(f"saved {result.save(args.out, overwrite=args.force)}", file=sys.stderr)
+    if result.status.startswith("interrupted"):
+        return 130
+    return 0 if result.ok else 1

@@ -1,0 +1,41 @@
+"""Where a recorded function lives: an installed package, the standard library, or the
+user's own code. One set of patterns for the catalog, the attribution, the sampled
+stacks' session and ``tfdiag run``; it works on paths recorded on another machine,
+Windows ones included.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: Everything up to and including an installed-packages folder.
+SITE_PACKAGES = re.compile(r".*[/\\](?:site-packages|dist-packages)[/\\]")
+#: Everything up to and including the standard library's folder.
+STDLIB = re.compile(r".*[/\\](?:lib[/\\]python3(?:\.\d+)?|Lib)[/\\]")
+PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
+
+
+@lru_cache(maxsize=65536)
+def normalize_path(file: str) -> str:
+    """Module path relative to site-packages (``keras/src/...``), or the path as given."""
+    if file == "~":
+        return "~"
+    p = file.replace("\\", "/")
+    m = SITE_PACKAGES.match(p)
+    return p[m.end() :] if m else p
+
+
+@lru_cache(maxsize=65536)
+def is_user_code(file: str) -> bool:
+    """True for the user's own files: not a builtin, not stdlib, not an installed package."""
+    if file == "~" or file.startswith("<"):
+        return False
+    p = file.replace("\\", "/")
+    return not (SITE_PACKAGES.match(p) or STDLIB.match(p))
+
+
+def library_prefix(file: str) -> str | None:
+    """The site-packages or stdlib prefix of ``file`` (what pyinstrument hides), or None."""
+    m = SITE_PACKAGES.match(file) or STDLIB.match(file)
+    return m.group(0) if m else None

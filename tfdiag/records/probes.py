@@ -1,0 +1,258 @@
+"""What the optional probes record: raw, JSON-serialisable, frozen.
+
+``Report.probes`` holds a :class:`Probes` when ``profile(..., sampling=True)`` or
+``tf_profiler=True`` ran: a :class:`SamplingRecord` (the sampled call stacks of
+one pass) and/or a :class:`TfProfile` (op-level figures read offline from the
+TensorFlow profiler's trace with xprof). Each probe pass also keeps its own
+iteration times, so its cost is measured against the unprofiled pass in every
+run. The trace file itself is not JSON: it travels in memory (``trace_files``)
+until :meth:`Report.save` writes it beside the report.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfdiag.records.errors import InputError
+
+FrameKey = tuple[str, int, str]
+
+
+def _median(values: tuple[float, ...]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+@dataclass(frozen=True)
+class SampledStack:
+    """One distinct call stack seen by the sampler, root → leaf, below tfdiag's own loop."""
+
+    frames: tuple[int, ...]
+    samples: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SamplingRecord:
+    """The sampling pass: every ``interval_s`` the calling thread's Python stack is read.
+
+    ``frames`` are (file, first line, qualified name), the keys cProfile uses;
+    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls.
+    """
+
+    interval_s: float
+    iteration_s: tuple[float, ...]
+    frames: tuple[FrameKey, ...]
+    stacks: tuple[SampledStack, ...]
+    outside_s: float = 0.0
+
+    @property
+    def samples(self) -> int:
+        return sum(s.samples for s in self.stacks)
+
+    @property
+    def sampled_s(self) -> float:
+        return sum(s.seconds for s in self.stacks)
+
+    @property
+    def median_s(self) -> float | None:
+        return _median(self.iteration_s)
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """One TensorFlow op in xprof's framework_op_stats: totals over the traced steps."""
+
+    host_or_device: str
+    type: str
+    name: str
+    occurrences: int
+    self_s: float
+    total_s: float
+
+
+@dataclass(frozen=True)
+class TfProfile:
+    """The TF profiler pass, as xprof read it.
+
+    Op times are totals over ``steps`` traced iterations (one ``Trace(step_num=i)``
+    each). ``device_op_s`` and the copy times are ``None`` when the trace has no
+    device (CPU only). ``breakdown_ms`` is xprof's average step-time breakdown,
+    ``verdict`` its own conclusion, quoted. ``graph_builds`` counts tf.function
+    graph-building events inside the traced steps (``None``: not readable).
+    """
+
+    steps: int
+    iteration_s: tuple[float, ...]
+    hardware: str
+    host_op_s: float
+    input_op_s: float
+    device_op_s: float | None
+    h2d_s: float | None
+    d2h_s: float | None
+    top_ops: tuple[OpRow, ...]
+    op_rows: int
+    step_ms: tuple[float, ...]
+    breakdown_ms: tuple[tuple[str, float], ...]
+    verdict: str
+    advice: tuple[str, ...]
+    graph_builds: int | None
+    graph_builds_per_step: tuple[int, ...]
+    host_tracer_level: int
+    export_s: float = 0.0
+
+    @property
+    def has_device(self) -> bool:
+        return self.device_op_s is not None
+
+    @property
+    def median_s(self) -> float | None:
+        return _median(self.iteration_s)
+
+    @property
+    def op_s(self) -> float:
+        """All TF op self time (host + device), over all traced steps."""
+        return self.host_op_s + (self.device_op_s or 0.0)
+
+
+@dataclass(frozen=True)
+class Probes:
+    """The optional probes' records; ``None`` for a probe that did not run."""
+
+    sampling: SamplingRecord | None = None
+    tf_profile: TfProfile | None = None
+    #: The TF profiler's logdir, ``relative path → bytes`` (not in JSON; see Report.save).
+    trace_files: tuple[tuple[str, bytes], ...] = field(default=(), compare=False, repr=False)
+
+
+# -- JSON --------------------------------------------------------------------------
+
+
+def probes_to_json(probes: Probes | None) -> dict[str, Any] | None:
+    if probes is None:
+        return None
+    return {
+        "sampling": _sampling_to_json(probes.sampling),
+        "tf_profile": _tf_to_json(probes.tf_profile),
+    }
+
+
+def _sampling_to_json(s: SamplingRecord | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {
+        "interval_s": s.interval_s,
+        "iteration_s": list(s.iteration_s),
+        "outside_s": s.outside_s,
+        "frames": [list(f) for f in s.frames],
+        "stacks": [[list(st.frames), st.samples, st.seconds] for st in s.stacks],
+    }
+
+
+def _tf_to_json(t: TfProfile | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {
+        "steps": t.steps,
+        "iteration_s": list(t.iteration_s),
+        "hardware": t.hardware,
+        "host_op_s": t.host_op_s,
+        "input_op_s": t.input_op_s,
+        "device_op_s": t.device_op_s,
+        "h2d_s": t.h2d_s,
+        "d2h_s": t.d2h_s,
+        "top_ops": [
+            [o.host_or_device, o.type, o.name, o.occurrences, o.self_s, o.total_s]
+            for o in t.top_ops
+        ],
+        "op_rows": t.op_rows,
+        "step_ms": list(t.step_ms),
+        "breakdown_ms": [[k, v] for k, v in t.breakdown_ms],
+        "verdict": t.verdict,
+        "advice": list(t.advice),
+        "graph_builds": t.graph_builds,
+        "graph_builds_per_step": list(t.graph_builds_per_step),
+        "host_tracer_level": t.host_tracer_level,
+        "export_s": t.export_s,
+    }
+
+
+def probes_from_json(doc: Any) -> Probes | None:
+    """Rebuild the probe records; a report without them (older ones too) gives ``None``."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        raise InputError("not a valid report (probes is not an object)")
+    try:
+        return Probes(
+            sampling=_sampling_from_json(doc.get("sampling")),
+            tf_profile=_tf_from_json(doc.get("tf_profile")),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"not a valid report (probes have the wrong shape: {exc!r})") from None
+
+
+def _opt(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _sampling_from_json(d: Any) -> SamplingRecord | None:
+    if d is None:
+        return None
+    frames = tuple((str(f), int(line), str(n)) for f, line, n in d["frames"])
+    stacks = tuple(
+        SampledStack(tuple(int(i) for i in idx), int(n), float(s)) for idx, n, s in d["stacks"]
+    )
+    if any(i < 0 or i >= len(frames) for st in stacks for i in st.frames):
+        raise ValueError("a sampled stack refers to a frame out of range")
+    return SamplingRecord(
+        interval_s=float(d["interval_s"]),
+        iteration_s=tuple(float(x) for x in d.get("iteration_s", ())),
+        frames=frames,
+        stacks=stacks,
+        outside_s=float(d.get("outside_s", 0.0)),
+    )
+
+
+def _tf_from_json(d: Any) -> TfProfile | None:
+    if d is None:
+        return None
+    return TfProfile(
+        steps=int(d["steps"]),
+        iteration_s=tuple(float(x) for x in d.get("iteration_s", ())),
+        hardware=str(d.get("hardware", "")),
+        host_op_s=float(d["host_op_s"]),
+        input_op_s=float(d.get("input_op_s", 0.0)),
+        device_op_s=_opt(d.get("device_op_s")),
+        h2d_s=_opt(d.get("h2d_s")),
+        d2h_s=_opt(d.get("d2h_s")),
+        top_ops=tuple(
+            OpRow(str(h), str(t), str(n), int(o), float(s), float(tt))
+            for h, t, n, o, s, tt in d.get("top_ops", ())
+        ),
+        op_rows=int(d.get("op_rows", 0)),
+        step_ms=tuple(float(x) for x in d.get("step_ms", ())),
+        breakdown_ms=tuple((str(k), float(v)) for k, v in d.get("breakdown_ms", ())),
+        verdict=str(d.get("verdict", "")),
+        advice=tuple(str(a) for a in d.get("advice", ())),
+        graph_builds=None if d.get("graph_builds") is None else int(d["graph_builds"]),
+        graph_builds_per_step=tuple(int(x) for x in d.get("graph_builds_per_step", ())),
+        host_tracer_level=int(d.get("host_tracer_level", 0)),
+        export_s=float(d.get("export_s", 0.0)),
+    )
+
+
+def slowdowns(
+    unprofiled_s: tuple[float, ...], profiled_s: tuple[float, ...], probes: Probes | None
+) -> tuple[tuple[str, float], ...]:
+    """Each pass's median iteration over the unprofiled median: ``(("cProfile", 1.4), ...)``."""
+    base = _median(unprofiled_s)
+    if not base:
+        return ()
+    passes = [("cProfile", profiled_s)]
+    if probes is not None and probes.sampling is not None:
+        passes.append(("sampling", probes.sampling.iteration_s))
+    if probes is not None and probes.tf_profile is not None:
+        passes.append(("TF profiler", probes.tf_profile.iteration_s))
+    return tuple((name, m / base) for name, times in passes if (m := _median(times)) is not None)

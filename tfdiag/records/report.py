@@ -1,0 +1,168 @@
+"""The record of one profiled run: what was called, where, the times, the function table.
+
+Raw records only (what was called, the environment, the iteration times, the
+function table, the user's extra rules). Every view — classification, attribution,
+findings — is derived on demand by :mod:`tfdiag.analysis`, so a report saved today
+is re-analysed with tomorrow's catalog. Its JSON (:mod:`tfdiag.render.json`) also
+carries the derived views for other tools; :func:`run_record_from_json` ignores them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.errors import InputError
+from tfdiag.records.numbers import iqr, median
+from tfdiag.records.probes import Probes
+from tfdiag.records.stats import ProfileStats
+
+SCHEMA_VERSION = 1
+REPORT_SUFFIX = ".tfdiag.json"
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """What was profiled: ``label`` for display, ``method`` picks the advice."""
+
+    label: str
+    target: str = ""
+    method: str = ""
+    flavour: str = "unknown"
+    args: tuple[str, ...] = ()
+    kwargs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Environment:
+    python: str = ""
+    platform: str = ""
+    tensorflow: str | None = None
+    keras: str | None = None
+    tf_keras: str | None = None
+    cpu_count: int | None = None
+    devices: tuple[str, ...] = ()
+
+    def stack(self) -> list[str]:
+        """``["TensorFlow 2.21.0", "Keras 3.15.1", ...]`` for the packages that are installed."""
+        named = (
+            ("TensorFlow", self.tensorflow),
+            ("Keras", self.keras),
+            ("tf_keras", self.tf_keras),
+        )
+        return [f"{name} {version}" for name, version in named if version]
+
+    def machine(self) -> list[str]:
+        """``["2 CPUs", "no GPU"]``: what the run had to compute on."""
+        gpus = [d for d in self.devices if d.startswith("GPU")]
+        cpus = [f"{self.cpu_count} CPUs"] if self.cpu_count else []
+        return [*cpus, f"{len(gpus)} GPU" if gpus else "no GPU"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "python": self.python,
+            "platform": self.platform,
+            "tensorflow": self.tensorflow,
+            "keras": self.keras,
+            "tf_keras": self.tf_keras,
+            "cpu_count": self.cpu_count,
+            "devices": list(self.devices),
+        }
+
+    @classmethod
+    def from_json(cls, env: Any) -> Environment:
+        """Read back what ``to_json`` wrote; missing keys take their defaults."""
+        if not isinstance(env, dict):
+            return cls()
+        cpu = env.get("cpu_count")
+        return cls(
+            python=str(env.get("python", "")),
+            platform=str(env.get("platform", "")),
+            tensorflow=_opt_str(env.get("tensorflow")),
+            keras=_opt_str(env.get("keras")),
+            tf_keras=_opt_str(env.get("tf_keras")),
+            cpu_count=int(cpu) if cpu is not None else None,
+            devices=tuple(str(d) for d in env.get("devices", ())),
+        )
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Iteration times. ``iteration_s`` come from a pass with no profiler attached.
+
+    ``profiled_calls`` is how many calls the profile holds (the cold call plus
+    ``iterations``); ``first_call_s`` is the cold call, timed under the profiler.
+    """
+
+    iterations: int
+    profiled_calls: int
+    first_call_s: float | None = None
+    iteration_s: tuple[float, ...] = ()
+    profiled_iteration_s: tuple[float, ...] = ()
+
+    @property
+    def median_s(self) -> float | None:
+        return median(self.iteration_s)
+
+    @property
+    def iqr_s(self) -> float | None:
+        return iqr(self.iteration_s)
+
+    @property
+    def profiler_slowdown(self) -> float | None:
+        """Median profiled iteration / median unprofiled iteration (cProfile's cost)."""
+        base, profiled = median(self.iteration_s), median(self.profiled_iteration_s)
+        if base is None or profiled is None:
+            return None
+        return profiled / base if base > 0 else None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What one profiled run recorded: raw records only, nothing derived.
+
+    :class:`tfdiag.Report` is this record with its analysis and its output formats;
+    everything below the results layer reads a ``RunRecord``.
+    """
+
+    call: CallInfo
+    environment: Environment
+    timing: Timing
+    profile: ProfileStats
+    #: The table as it stood after the cold call alone (``None`` for a bare .prof).
+    cold_profile: ProfileStats | None = None
+    rules: tuple[Rule, ...] = ()
+    notes: tuple[str, ...] = ()
+    created: str = ""
+    source: str = "profile"
+    partial: bool = False
+    schema_version: int = field(default=SCHEMA_VERSION)
+    #: The sampling and TF profiler probes' records (``None`` when neither ran).
+    probes: Probes | None = None
+    #: The user's own findings, run after the built-in ones (saved, so explain re-runs them).
+    finding_rules: tuple[FindingRule, ...] = ()
+
+    kind: ClassVar[str] = "profile"
+
+
+def report_paths(path: str | Path) -> tuple[Path, Path]:
+    """``x.tfdiag.json`` / ``x.json`` / ``x`` → (``x.tfdiag.json``, ``x.prof``)."""
+    p = Path(path)
+    name = p.name
+    for suffix in (REPORT_SUFFIX, ".json"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            stem = name[: -len(suffix)]
+            json_name = name
+            break
+    else:
+        stem, json_name = name, name + REPORT_SUFFIX
+    if not stem:
+        raise InputError(f"{path}: not a usable report file name")
+    return p.with_name(json_name), p.with_name(stem + ".prof")

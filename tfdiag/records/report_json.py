@@ -1,0 +1,122 @@
+"""A run record's raw JSON: what a saved report holds and what the loader reads back.
+
+:func:`run_record_to_json` writes the raw records only; the report's JSON format
+(:mod:`tfdiag.render.json`) adds the derived views beside them for other tools, and
+:func:`run_record_from_json` ignores those views: a report is re-analysed on load.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.errors import InputError
+from tfdiag.records.probes import probes_from_json, probes_to_json
+from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
+from tfdiag.records.stats import ProfileStats
+
+#: Column names of ``profile.functions`` rows, written beside them for other readers.
+PROFILE_COLUMNS = (
+    "file",
+    "line",
+    "name",
+    "calls",
+    "primitive_calls",
+    "self_s",
+    "cum_s",
+    "callers[caller_index, calls, primitive_calls, self_s, cum_s]",
+)
+
+R = TypeVar("R", bound=RunRecord)
+
+
+def run_record_to_json(record: RunRecord) -> dict[str, Any]:
+    """The raw records, in the order a reader meets them."""
+    t = record.timing
+    return {
+        "created": record.created,
+        "source": record.source,
+        "partial": record.partial,
+        "call": {
+            "label": record.call.label,
+            "target": record.call.target,
+            "method": record.call.method,
+            "flavour": record.call.flavour,
+            "args": list(record.call.args),
+            "kwargs": dict(record.call.kwargs),
+        },
+        "environment": record.environment.to_json(),
+        "timing": {
+            "iterations": t.iterations,
+            "profiled_calls": t.profiled_calls,
+            "first_call_s": t.first_call_s,
+            "iteration_s": list(t.iteration_s),
+            "profiled_iteration_s": list(t.profiled_iteration_s),
+        },
+        "notes": list(record.notes),
+        "rules": [r.to_json() for r in record.rules],
+        "finding_rules": [r.to_json() for r in record.finding_rules],
+        "profile": {"columns": list(PROFILE_COLUMNS), "functions": record.profile.to_rows()},
+        "cold_profile": (
+            None if record.cold_profile is None else {"functions": record.cold_profile.to_rows()}
+        ),
+        "probes": probes_to_json(record.probes),
+    }
+
+
+def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
+    """Rebuild a record (``cls``: RunRecord or a subclass) from its JSON object; unknown keys
+    are ignored, missing ones default.
+
+    Raises:
+        InputError: a required part is missing or out of range.
+        KeyError, TypeError, ValueError: a part has the wrong shape (the loader names the file).
+    """
+    call = doc.get("call", {})
+    timing = doc["timing"]
+    profile = doc["profile"]
+    if not isinstance(profile, dict) or not isinstance(profile.get("functions"), list):
+        raise InputError("not a valid report (profile.functions is missing)")
+    iterations = int(timing["iterations"])
+    if not 1 <= iterations <= 10**9:
+        raise InputError("not a valid report (iterations out of range: 1 to 10**9)")
+    return cls(
+        call=CallInfo(
+            label=str(call.get("label", "")),
+            target=str(call.get("target", "")),
+            method=str(call.get("method", "")),
+            flavour=str(call.get("flavour", "unknown")),
+            args=tuple(str(a) for a in call.get("args", ())),
+            kwargs=tuple((str(k), str(v)) for k, v in dict(call.get("kwargs", {})).items()),
+        ),
+        environment=Environment.from_json(doc.get("environment", {})),
+        timing=Timing(
+            iterations=iterations,
+            profiled_calls=int(timing.get("profiled_calls", iterations + 1)),
+            first_call_s=_opt_float(timing.get("first_call_s")),
+            iteration_s=tuple(float(x) for x in timing.get("iteration_s", ())),
+            profiled_iteration_s=tuple(float(x) for x in timing.get("profiled_iteration_s", ())),
+        ),
+        profile=ProfileStats.from_rows(profile["functions"]),
+        cold_profile=_cold(doc.get("cold_profile")),
+        rules=tuple(Rule.from_json(r) for r in doc.get("rules", ())),
+        finding_rules=tuple(FindingRule.from_json(r) for r in doc.get("finding_rules", ())),
+        notes=tuple(str(n) for n in doc.get("notes", ())),
+        created=str(doc.get("created", "")),
+        source=str(doc.get("source", "profile")),
+        partial=bool(doc.get("partial", False)),
+        probes=probes_from_json(doc.get("probes")),
+    )
+
+
+def _cold(value: Any) -> ProfileStats | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("functions"), list):
+        raise InputError("not a valid report (cold_profile.functions is missing)")
+    return ProfileStats.from_rows(value["functions"])
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)

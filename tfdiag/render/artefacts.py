@@ -1,0 +1,121 @@
+"""The probes' files beside a saved report, all named after its stem.
+
+``run.tfdiag.json`` gets ``run.tfprofile/`` (the TF profiler's logdir, for
+TensorBoard's Profile tab and xprof), ``run.pyisession`` (``pyinstrument --load``),
+``run.sampling.html`` and ``run.speedscope.json`` (https://www.speedscope.app).
+The sampling files are pyinstrument's own renderers over a session built from the
+sampled stacks (:func:`session_json`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfdiag.records.clock import epoch_of
+from tfdiag.records.files import Content
+from tfdiag.records.paths import library_prefix
+from tfdiag.records.probes import SamplingRecord
+from tfdiag.records.report import RunRecord, report_paths
+
+#: TensorBoard finds a profile under ``<logdir>/plugins/profile/<run>/``.
+LOGDIR_SUFFIX = ".tfprofile"
+
+
+@dataclass(frozen=True)
+class ArtefactPaths:
+    logdir: Path
+    session: Path
+    html: Path
+    speedscope: Path
+
+
+def artefact_paths(json_path: Path) -> ArtefactPaths:
+    """Where the probe files of the report at ``json_path`` go (same folder, same stem)."""
+    stem = report_paths(json_path)[1].with_suffix("")
+    return ArtefactPaths(
+        logdir=stem.with_name(stem.name + LOGDIR_SUFFIX),
+        session=stem.with_name(stem.name + ".pyisession"),
+        html=stem.with_name(stem.name + ".sampling.html"),
+        speedscope=stem.with_name(stem.name + ".speedscope.json"),
+    )
+
+
+def sampling_session(report: RunRecord) -> dict[str, Any] | None:
+    """The sampled stacks as a pyinstrument session document, or None without samples."""
+    probes = report.probes
+    if probes is None or probes.sampling is None or not probes.sampling.stacks:
+        return None
+    return session_json(
+        probes.sampling, f"tfdiag sampling of {report.call.label}", epoch_of(report.created)
+    )
+
+
+def pyinstrument_html(report: RunRecord) -> str:
+    """pyinstrument's own HTML page of the sampled stacks."""
+    from pyinstrument.renderers import HTMLRenderer
+
+    return str(HTMLRenderer().render(_session(report)))
+
+
+def speedscope_json(report: RunRecord) -> str:
+    """The sampled stacks for https://www.speedscope.app."""
+    from pyinstrument.renderers import SpeedscopeRenderer
+
+    return str(SpeedscopeRenderer().render(_session(report)))
+
+
+def _session(report: RunRecord) -> Any:
+    from pyinstrument.session import Session
+
+    doc = sampling_session(report)
+    if doc is None:
+        raise ValueError("the report holds no sampled stacks")
+    return Session.from_json(doc)
+
+
+def artefact_files(report: RunRecord, json_path: Path) -> dict[Path, Content]:
+    """The probe files to write beside ``json_path`` (none for a report without probes)."""
+    probes = report.probes
+    if probes is None:
+        return {}
+    paths = artefact_paths(json_path)
+    out: dict[Path, Content] = {}
+    if probes.trace_files:
+        out[paths.logdir] = dict(probes.trace_files)
+    doc = sampling_session(report)
+    if doc is not None:
+        out[paths.session] = json.dumps(doc).encode("utf-8")
+        out[paths.html] = pyinstrument_html(report).encode("utf-8")
+        out[paths.speedscope] = speedscope_json(report).encode("utf-8")
+    return out
+
+
+def session_json(
+    record: SamplingRecord, description: str, start_time: float = 0.0
+) -> dict[str, Any]:
+    """The samples as a pyinstrument ``Session`` JSON (``.pyisession``), one record per stack.
+
+    Stacks are aggregated (identical stacks merged), so the session is for the
+    call-tree views (HTML, speedscope's left-heavy view), not for a timeline.
+    """
+    root = "MainThread\x00<thread>\x000"
+    ids = [f"{name}\x00{file}\x00{line}" for file, line, name in record.frames]
+    prefixes = sorted({p for file, _, _ in record.frames if (p := library_prefix(file))})
+    return {
+        "start_time": start_time,
+        "duration": record.sampled_s + record.outside_s,
+        "min_interval": record.interval_s,
+        "max_interval": record.interval_s,
+        "sample_count": record.samples,
+        "start_call_stack": [root],
+        "target_description": description,
+        "cpu_time": 0.0,
+        "sys_path": [],
+        "sys_prefixes": prefixes,
+        "frame_records": [
+            [[root, *(ids[i] for i in stack.frames)], stack.seconds] for stack in record.stacks
+        ],
+    }

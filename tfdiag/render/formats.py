@@ -1,0 +1,197 @@
+"""The output formats: one table, keyed by result kind.
+
+Every way a result leaves tfdiag is a row here: the console view as text, JSON,
+pstats for snakeviz, CSV, the timeline PNG, the sampling probe's files. ``show()``,
+``save()``, the CLI's ``--format`` and notebook display all look formats up in this
+table; no result imports a renderer. A row names its result kind (``profile``,
+``compare``, ``bench``, ``script``), the file suffixes that pick it in ``save()``,
+and the function that writes it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, RenderableType
+
+from tfdiag.records.errors import InputError
+from tfdiag.render.artefacts import pyinstrument_html, sampling_session, speedscope_json
+from tfdiag.render.bench_console import render_bench
+from tfdiag.render.bench_files import bench_to_csv, bench_to_json
+from tfdiag.render.compare_console import render_compare
+from tfdiag.render.compare_json import result_to_json
+from tfdiag.render.console import render_report
+from tfdiag.render.json import report_to_json
+from tfdiag.render.plot import timeline_png
+from tfdiag.render.script_console import render_script
+from tfdiag.render.script_json import script_to_json
+
+#: Width of the text format when none is asked for (a terminal's own width is used by show()).
+TEXT_WIDTH = 100
+
+#: The console view of each result kind (``show()``, ``--format text``, notebooks).
+VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {
+    "profile": render_report,
+    "compare": render_compare,
+    "bench": render_bench,
+    "script": render_script,
+}
+
+#: The JSON document of each result kind: raw records plus derived views.
+DOCUMENTS: Mapping[str, Callable[[Any], dict[str, Any]]] = {
+    "profile": report_to_json,
+    "compare": result_to_json,
+    "bench": bench_to_json,
+    "script": script_to_json,
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to write: the text width (``None``: :data:`TEXT_WIDTH`)."""
+
+    width: int | None = None
+
+
+@dataclass(frozen=True)
+class Format:
+    """One output format of one result kind.
+
+    Attributes:
+        name: what ``--format`` takes.
+        kind: the result kind it writes.
+        write: ``write(result, options)`` → text or bytes.
+        suffixes: a ``save()`` path ending in one of these is written in this format.
+        binary: the output is bytes (never printed to a terminal).
+        about: one line for ``--help`` and the docs.
+    """
+
+    name: str
+    kind: str
+    write: Callable[[Any, Options], str | bytes]
+    suffixes: tuple[str, ...] = ()
+    binary: bool = False
+    about: str = ""
+
+
+def view(result: Any) -> RenderableType:
+    return VIEWS[result.kind](result)
+
+
+def document(result: Any) -> dict[str, Any]:
+    return DOCUMENTS[result.kind](result)
+
+
+def _text(result: Any, options: Options) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=options.width or TEXT_WIDTH, color_system=None)
+    console.print(view(result))
+    return out.getvalue()
+
+
+def _json(result: Any, options: Options) -> str:
+    return json.dumps(document(result), indent=1, allow_nan=False) + "\n"
+
+
+def _pstats(result: Any, options: Options) -> bytes:
+    return bytes(result.profile.to_prof_bytes())
+
+
+def _png(result: Any, options: Options) -> bytes:
+    return timeline_png(result)
+
+
+def _session(result: Any, options: Options) -> str:
+    doc = sampling_session(result)
+    if doc is None:
+        raise InputError("this report has no sampled stacks (profile it with sampling=True)")
+    return json.dumps(doc)
+
+
+def _sampled(render: Callable[[Any], str]) -> Callable[[Any, Options], str]:
+    def write(result: Any, options: Options) -> str:
+        if sampling_session(result) is None:
+            raise InputError("this report has no sampled stacks (profile it with sampling=True)")
+        return render(result)
+
+    return write
+
+
+def _csv(result: Any, options: Options) -> str:
+    return bench_to_csv(result)
+
+
+_JSON_SUFFIXES = (".tfdiag.json", ".json")
+
+FORMATS: tuple[Format, ...] = (
+    *(
+        Format("text", kind, _text, (".txt",), about="the console view as plain text")
+        for kind in VIEWS
+    ),
+    *(
+        Format("json", kind, _json, _JSON_SUFFIXES, about="raw records plus derived views")
+        for kind in DOCUMENTS
+    ),
+    Format("pstats", "profile", _pstats, (".prof", ".pstats"), binary=True, about="for snakeviz"),
+    Format("png", "profile", _png, (".png",), binary=True, about="the iteration timeline plot"),
+    Format(
+        "pyisession", "profile", _session, (".pyisession",), about="pyinstrument --load (sampling)"
+    ),
+    Format(
+        "speedscope",
+        "profile",
+        _sampled(speedscope_json),
+        (".speedscope.json",),
+        about="https://www.speedscope.app (sampling)",
+    ),
+    Format(
+        "sampling-html",
+        "profile",
+        _sampled(pyinstrument_html),
+        (".sampling.html",),
+        about="pyinstrument's HTML page (sampling)",
+    ),
+    Format("csv", "bench", _csv, (".csv",), about="one row per cell, for a spreadsheet"),
+)
+
+#: Every format name, for ``--format`` (which ones apply depends on the result).
+NAMES: tuple[str, ...] = tuple(dict.fromkeys(f.name for f in FORMATS))
+
+
+def formats_for(kind: str) -> tuple[Format, ...]:
+    return tuple(f for f in FORMATS if f.kind == kind)
+
+
+def format_named(kind: str, name: str) -> Format:
+    """The format ``name`` of ``kind``.
+
+    Raises:
+        InputError: ``name`` is not a format of ``kind``.
+    """
+    for f in FORMATS:
+        if f.kind == kind and f.name == name:
+            return f
+    known = ", ".join(f.name for f in formats_for(kind))
+    raise InputError(f"--format {name} does not apply to a {kind} result (it has: {known})")
+
+
+def format_for_path(kind: str, path: str | Path) -> Format | None:
+    """The format a ``save()`` path names by its suffix (the longest that matches), or None."""
+    name = Path(path).name.lower()
+    best: tuple[int, Format] | None = None
+    for f in formats_for(kind):
+        for suffix in f.suffixes:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                if best is None or len(suffix) > best[0]:
+                    best = (len(suffix), f)
+    return best[1] if best else None
+
+
+def write(result: Any, name: str, *, width: int | None = None) -> str | bytes:
+    """``result`` in format ``name``."""
+    return format_named(result.kind, name).write(result, Options(width=width))

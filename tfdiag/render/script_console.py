@@ -1,0 +1,126 @@
+"""The rich console view of a ``tfdiag run`` result: Keras calls by site, findings of the
+costly ones."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from tfdiag.advise import findings_of
+from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.findings import finding_block
+
+if TYPE_CHECKING:
+    from tfdiag.records.script import CallSite, ScriptRecord
+
+#: Sites listed in the table; the JSON has them all.
+TOP_SITES = 20
+#: Findings shown per costly site.
+TOP_FINDINGS = 3
+_BAR_WIDTH = 10
+
+
+def _header(result: ScriptRecord) -> Panel:
+    args = " ".join(result.argv)
+    status = "[green]ok[/]" if result.ok else f"[red]{escape(result.status)}[/]"
+    keras = result.keras_s
+    share = keras / result.wall_s if result.wall_s > 0 else 0.0
+    lines = [
+        f"[bold]script[/]  {escape(result.script)}{' ' + escape(args) if args else ''}",
+        f"[bold]status[/]  {status}",
+        f"[bold]time[/]    {fmt_s(result.wall_s)} wall · Keras calls {fmt_s(keras)} "
+        f"({fmt_pct(share)}) at {len(result.sites)} call site(s) · the rest "
+        f"{fmt_s(max(result.wall_s - keras, 0.0))} (imports, data, your own Python); "
+        f"tfdiag's own bookkeeping ({fmt_s(result.overhead_s)}) is left out",
+    ]
+    if result.iterations:
+        lines.append(
+            f"[bold]profile[/] first call + {result.iterations} more of each site under cProfile"
+        )
+    else:
+        lines.append("[bold]profile[/] none (timing only)")
+    return Panel(
+        "\n".join(lines),
+        title=f"tfdiag run · {escape(result.script)}",
+        title_align="left",
+        box=box.ROUNDED,
+    )
+
+
+def _bar(share: float) -> str:
+    filled = round(max(min(share, 1.0), 0.0) * _BAR_WIDTH)
+    return "█" * filled + "·" * (_BAR_WIDTH - filled)
+
+
+def _sites(result: ScriptRecord) -> RenderableType:
+    if not result.sites:
+        return Text("No Keras predict/fit/evaluate/*_on_batch call was made by the script.")
+    table = Table(
+        title="Keras calls by call site — share of the script's wall time",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("site", overflow="fold")
+    table.add_column("call", overflow="fold")
+    table.add_column("calls", justify="right")
+    table.add_column("total", justify="right")
+    table.add_column("per call", justify="right")
+    table.add_column("share", justify="right")
+    table.add_column("", no_wrap=True)
+    for site in result.sites[:TOP_SITES]:
+        share = result.share(site)
+        errors = f" ({site.errors} raised)" if site.errors else ""
+        table.add_row(
+            escape(site.location),
+            escape(site.label),
+            f"{site.calls}{errors}",
+            fmt_s(site.total_s),
+            fmt_s(site.per_call_s),
+            fmt_pct(share),
+            _bar(share),
+        )
+    if len(result.sites) > TOP_SITES:
+        table.caption = f"… {len(result.sites) - TOP_SITES} more site(s) in the JSON"
+        table.caption_justify = "left"
+    return table
+
+
+def _costly(result: ScriptRecord, site: CallSite) -> list[RenderableType]:
+    report = site.report
+    if report is None:
+        return []
+    head = Text.assemble(
+        (site.location, "bold"),
+        f" · {site.label} — {fmt_pct(result.share(site))} of the script, {site.calls} call(s)",
+    )
+    parts: list[RenderableType] = [head]
+    if site.code:
+        parts.append(Text(f"   {site.code}", style="cyan"))
+    median = site.unprofiled_median_s
+    if median is not None:
+        parts.append(Text(f"   {fmt_s(median)} per call, median with no profiler attached"))
+    findings = findings_of(report)[:TOP_FINDINGS]
+    if not findings:
+        parts.append(Text("   no findings: nothing crosses a finding's threshold", style="dim"))
+    for f in findings:
+        parts.extend(finding_block(f, head="   ", body="     ", evidence=1))
+    return parts
+
+
+def render_script(result: ScriptRecord) -> RenderableType:
+    """The whole view as one renderable."""
+    parts: list[RenderableType] = [_header(result), _sites(result)]
+    costly = result.costly()
+    if costly:
+        parts.append(Text("Costly call sites (each profiled like tfdiag.profile)", style="bold"))
+        for site in costly:
+            parts.extend(_costly(result, site))
+    if result.notes:
+        parts.append(Text("\n".join(f"note: {n}" for n in result.notes), style="dim"))
+    return Group(*parts)

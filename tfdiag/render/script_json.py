@@ -1,0 +1,48 @@
+"""A ``tfdiag run`` result as JSON: the sites, and the profile report of each costly one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfdiag.advise import findings_of
+from tfdiag.records.script import CallSite, ScriptRecord
+from tfdiag.render.document import header
+from tfdiag.render.json import report_to_json
+
+
+def script_to_json(result: ScriptRecord) -> dict[str, Any]:
+    return {
+        **header(result),
+        "script": result.script,
+        "argv": list(result.argv),
+        "wall_s": result.wall_s,
+        "overhead_s": result.overhead_s,
+        "status": result.status,
+        "iterations": result.iterations,
+        "keras_s": result.keras_s,
+        "environment": result.environment.to_json(),
+        "notes": list(result.notes),
+        "sites": [_site_json(result, s) for s in result.sites],
+    }
+
+
+def _site_json(result: ScriptRecord, s: CallSite) -> dict[str, Any]:
+    return {
+        "file": s.file,
+        "line": s.line,
+        "location": s.location,
+        "method": s.method,
+        "owner": s.owner,
+        "flavour": s.flavour,
+        "code": s.code,
+        "calls": s.calls,
+        "errors": s.errors,
+        "total_s": s.total_s,
+        "share": result.share(s),
+        "per_call_s": s.per_call_s,
+        "unprofiled_median_s": s.unprofiled_median_s,
+        "profiled_calls": s.profiled_calls,
+        "call_s": list(s.call_s),
+        "findings": [f.id for f in findings_of(s.report)] if s.report else [],
+        "report": report_to_json(s.report) if s.report else None,
+    }

@@ -1,0 +1,96 @@
+"""``tfdiag.Report``: one profiled run — its record, its analysis and findings, its formats."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfdiag.advise import Finding, findings_computed, findings_of
+from tfdiag.analysis.pipeline import Analysis, analysis_of
+from tfdiag.records.files import Content, write_set
+from tfdiag.records.report import RunRecord, report_paths
+from tfdiag.results.base import Result
+
+
+@dataclass(frozen=True, repr=False)
+class Report(RunRecord, Result):
+    """One profiled run. Build it with :func:`tfdiag.profile` or :func:`tfdiag.load_report`.
+
+    The record's fields (``call``, ``environment``, ``timing``, ``profile``, ...) are raw
+    records; ``analysis`` and ``findings`` are derived from them on first use.
+    """
+
+    def __repr__(self) -> str:
+        """One line; names the findings when they have been computed (never computes them)."""
+        median = self.timing.median_s
+        timing = f", {median * 1e3:.3g} ms median" if median is not None else ""
+        partial = " (partial)" if self.partial else ""
+        found = findings_computed(self)
+        ids = "" if found is None else "; " + (", ".join(f.id for f in found) or "no findings")
+        return (
+            f"<tfdiag.Report {self.call.label}{partial}: {self.timing.iterations} iterations"
+            f"{timing}{ids}>"
+        )
+
+    @property
+    def analysis(self) -> Analysis:
+        """Classification and attribution, derived from the raw records."""
+        return analysis_of(self)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """The findings, highest impact first."""
+        return findings_of(self)
+
+    @classmethod
+    def of(cls, record: RunRecord) -> Report:
+        """The public report of a bare record."""
+        if isinstance(record, Report):
+            return record
+        return cls(**{f: getattr(record, f) for f in record.__dataclass_fields__})
+
+    # -- files -----------------------------------------------------------------------
+
+    def plot_timeline(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write a PNG of the iteration times, warm-up, spikes and drift marked.
+
+        Needs matplotlib (``pip install 'tfdiag[plot]'``); raises InputError without it.
+        """
+        from tfdiag.records.errors import InputError
+        from tfdiag.render.formats import Options, format_named
+
+        p = Path(path)
+        if p.suffix.lower() != ".png":
+            raise InputError(f"{p}: the timeline plot is a PNG; give a path ending in .png")
+        data = format_named(self.kind, "png").write(self, Options())
+        assert isinstance(data, bytes)
+        write_set({p: data}, overwrite=overwrite)
+        return p
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
+        """Write ``<stem>.tfdiag.json`` and ``<stem>.prof`` (for snakeviz) as one set.
+
+        With probes, the same set holds the TF profiler's logdir ``<stem>.tfprofile/``
+        and the sampling files ``<stem>.pyisession``, ``.sampling.html`` and
+        ``.speedscope.json`` (see :mod:`tfdiag.render.artefacts`). A path ending in another
+        format's suffix (``.prof``, ``.png``, ``.speedscope.json``, ...) writes that format
+        alone. Everything goes through a temporary file (or folder) and a rename; an
+        existing file is not replaced unless ``overwrite``. Returns the report's two paths
+        (the one path twice for a single format).
+        """
+        written = self._write(path, overwrite=overwrite)
+        return (written[0], written[1] if len(written) > 1 else written[0])
+
+    def _default_files(self, path: Path) -> dict[Path, Content]:
+        from tfdiag.render.artefacts import artefact_files
+        from tfdiag.render.formats import document
+
+        json_path, prof_path = report_paths(path)
+        text = json.dumps(document(self), separators=(",", ":"), allow_nan=False)
+        files: dict[Path, Content] = {
+            json_path: text.encode("utf-8"),
+            prof_path: self.profile.to_prof_bytes(),
+        }
+        files.update(artefact_files(self, json_path))
+        return files

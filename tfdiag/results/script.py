@@ -1,0 +1,27 @@
+"""``tfdiag.script.ScriptResult``: a ``tfdiag run`` record with its output formats."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfdiag.records.files import Content
+from tfdiag.records.script import ScriptRecord
+from tfdiag.results.base import Result
+
+
+@dataclass(frozen=True)
+class ScriptResult(ScriptRecord, Result):
+    """One run of a user's script under ``tfdiag run``."""
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the JSON (what ``tfdiag explain`` reads) atomically; never overwrites
+        unless ``overwrite``."""
+        return self._write(path, overwrite=overwrite)[0]
+
+    def _files(self, path: Path) -> dict[Path, Content]:
+        from tfdiag.render.formats import document
+
+        text = json.dumps(document(self), separators=(",", ":"), allow_nan=False)
+        return {path: text.encode("utf-8")}
