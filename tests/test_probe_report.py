@@ -173,8 +173,10 @@ def test_save_writes_the_probe_files_as_one_set(tmp_path: Path) -> None:
             report.probes or Probes(), trace_files=(("plugins/profile/r/h.xplane.pb", b"x"),)
         ),
     )
-    json_path, prof_path = report.save(tmp_path / "run")
+    written = report.save(tmp_path / "run")
+    json_path = written[0]
     paths = artefact_paths(json_path)
+    assert set(written) == {json_path, tmp_path / "run.prof", *vars(paths).values()}
     assert (paths.logdir / "plugins/profile/r/h.xplane.pb").read_bytes() == b"x"
     assert json.loads(paths.speedscope.read_text())["profiles"]
     assert json.loads(paths.session.read_text())["sample_count"] == SAMPLES.samples
@@ -207,7 +209,7 @@ def test_a_sampling_pass_without_samples_says_so() -> None:
 
 
 def test_explain_shows_the_probes_of_a_saved_run(tmp_path: Path) -> None:
-    json_path, _ = _report(0.01).save(tmp_path / "run")
+    json_path = _report(0.01).save(tmp_path / "run")[0]
     result = run_cli("explain", str(json_path), "--width", "140")
     assert result.returncode == 0, result.stderr
     assert "Probe cost" in result.stdout and "TF profiler ×1.00" in result.stdout

@@ -113,7 +113,7 @@ def test_saved_files_are_readable_by_xprof_pyinstrument_and_parsers(
     from pyinstrument.session import Session
     from xprof.convert import raw_to_tool_data
 
-    json_path, _ = predict_report.save(tmp_path / "predict")
+    json_path = predict_report.save(tmp_path / "predict")[0]
     paths = artefact_paths(json_path)
     traces = [str(p) for p in paths.logdir.glob("plugins/profile/*/*.xplane.pb")]
     assert len(traces) == 1

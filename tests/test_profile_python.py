@@ -109,3 +109,16 @@ def test_a_profiler_attached_by_someone_else_is_never_replaced() -> None:
     finally:
         sys.setprofile(None)
     assert tfdiag.profile(len, [1], iterations=3).timing.iterations == 3  # the lock was freed
+
+
+def test_a_generator_or_async_function_is_refused() -> None:
+    def gen():  # type: ignore[no-untyped-def]
+        yield sum(range(10))
+
+    async def coro() -> None:
+        return None
+
+    for fn in (gen, coro):
+        with pytest.raises(tfdiag.InputError, match="generator or async function"):
+            tfdiag.profile(fn, iterations=3)
+    assert sys.getprofile() is None

@@ -15,7 +15,7 @@ from typing import Any
 
 from tfdiag import keras
 from tfdiag.capture.runner import Interrupted, profile
-from tfdiag.measure.compare import compare
+from tfdiag.measure.run import compare
 from tfdiag.records.catalog import Category, Rule, load_rules
 from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
 from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.timeline import timeline_of
-from tfdiag.records.units import fmt_s
+from tfdiag.records.units import fmt_pct0, fmt_s
 
 
 def _positions(indices: Sequence[int], limit: int = 8) -> str:
@@ -29,7 +29,7 @@ def warmup(ctx: Context) -> Detection | None:
     evidence = (
         f"the first {w.iterations} of {timeline.n} {what} are slower than the steady state: "
         f"{head} vs a steady median of {fmt_s(w.steady_median_s)}",
-        f"warm-up excess: {fmt_s(w.excess_s)}, {100 * w.share:.0f} % of the series' time",
+        f"warm-up excess: {fmt_s(w.excess_s)}, {fmt_pct0(w.share)} of the series' time",
     )
     return Detection(w.share, evidence, values={"iterations": w.iterations})
 
@@ -46,7 +46,7 @@ def spikes(ctx: Context) -> Detection | None:
         f"{_positions(s.indices)}",
         f"a spike takes {s.size:.1f}× the expected {fmt_s(s.expected_s)} "
         f"(worst {fmt_s(s.max_s)}); spikes cost {fmt_s(s.excess_s)}, "
-        f"{100 * s.share:.0f} % of the series' time",
+        f"{fmt_pct0(s.share)} of the series' time",
     )
     variant = "periodic" if s.period else "irregular"
     return Detection(s.share, evidence, variant=variant, values={"period": s.period})

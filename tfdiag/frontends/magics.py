@@ -154,8 +154,8 @@ class TfdiagMagics(Magics):
                 source = _transform(shell, cell)
                 report = profile_code(source, ns, iterations=opts.iterations, label="cell")
             if opts.save:
-                json_path, prof_path = report.save(opts.save, overwrite=opts.force)
-                print(f"saved {json_path} and {prof_path}")
+                written = report.save(opts.save, overwrite=opts.force)
+                print("saved " + ", ".join(str(p) for p in written))
         except InputError as exc:
             raise UsageError(f"tfdiag: {exc}") from None
         if opts.out_var:

@@ -1,6 +1,6 @@
 """Measure Keras execution methods on the user's own model and data; the seeds' grid.
 
-``tfdiag.compare(model, x, y)`` (:func:`tfdiag.measure.compare.compare`) times every
+``tfdiag.compare(model, x, y)`` (:func:`tfdiag.measure.run.compare`) times every
 method (``predict``, ``predict_on_batch``, ``model(x)``, ``tf.function``, ``fit``,
 ``train_on_batch``, ...) interleaved, checks each one's output against ``predict``, and
 recommends the fastest safe one; :data:`METHODS` is the table of methods.
@@ -10,8 +10,8 @@ TensorFlow until a model is run.
 
 from __future__ import annotations
 
-from tfdiag.measure.compare import compare
 from tfdiag.measure.methods import METHODS, Method
+from tfdiag.measure.run import compare
 from tfdiag.records.compare import MethodResult
 from tfdiag.records.numbers import signed_percent
 from tfdiag.results.bench import BenchResult

@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from tfdiag.records.units import fmt_pct0
+
 
 def flatten(value: Any) -> list[Any]:
     """Leaves of nested lists/tuples/dicts (dicts in key order), as NumPy arrays."""
@@ -58,5 +60,5 @@ def loss_problem(before: float | None, after: float | None, *, loss_rise: float)
     if not math.isfinite(after):
         return f"loss became {after} (it was {before:.4g})"
     if math.isfinite(before) and after - before > loss_rise * abs(before) + 1e-6:
-        return f"loss rose from {before:.4g} to {after:.4g} (more than {100 * loss_rise:.0f} %)"
+        return f"loss rose from {before:.4g} to {after:.4g} (more than {fmt_pct0(loss_rise)})"
     return None

@@ -11,17 +11,13 @@ until :meth:`Report.save` writes it beside the report.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.numbers import median
 
 FrameKey = tuple[str, int, str]
-
-
-def _median(values: tuple[float, ...]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 @dataclass(frozen=True)
@@ -57,7 +53,7 @@ class SamplingRecord:
 
     @property
     def median_s(self) -> float | None:
-        return _median(self.iteration_s)
+        return median(self.iteration_s)
 
 
 @dataclass(frozen=True)
@@ -108,7 +104,7 @@ class TfProfile:
 
     @property
     def median_s(self) -> float | None:
-        return _median(self.iteration_s)
+        return median(self.iteration_s)
 
     @property
     def op_s(self) -> float:
@@ -247,7 +243,7 @@ def slowdowns(
     unprofiled_s: tuple[float, ...], profiled_s: tuple[float, ...], probes: Probes | None
 ) -> tuple[tuple[str, float], ...]:
     """Each pass's median iteration over the unprofiled median: ``(("cProfile", 1.4), ...)``."""
-    base = _median(unprofiled_s)
+    base = median(unprofiled_s)
     if not base:
         return ()
     passes = [("cProfile", profiled_s)]
@@ -255,4 +251,4 @@ def slowdowns(
         passes.append(("sampling", probes.sampling.iteration_s))
     if probes is not None and probes.tf_profile is not None:
         passes.append(("TF profiler", probes.tf_profile.iteration_s))
-    return tuple((name, m / base) for name, times in passes if (m := _median(times)) is not None)
+    return tuple((name, m / base) for name, times in passes if (m := median(times)) is not None)

@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.records.units import fmt_ratio, fmt_s, fmt_signed_percent
+from tfdiag.records.units import fmt_pct0, fmt_ratio, fmt_s, fmt_signed_percent
 
 if TYPE_CHECKING:
     from tfdiag.records.compare import CompareRecord, MethodResult
@@ -129,7 +129,7 @@ def _header(result: CompareRecord) -> Panel:
     )
     lines.append(
         f"[bold]checked[/]  outputs against the baseline's (rtol {s.rtol:g}, atol {s.atol:g}); "
-        f"training loss must not rise > {100 * s.loss_rise:.0f} %"
+        f"training loss must not rise > {fmt_pct0(s.loss_rise)}"
     )
     return Panel("\n".join(lines), title="tfdiag · compare", title_align="left", box=box.ROUNDED)
 

@@ -12,6 +12,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from tfdiag.advise import Finding
+from tfdiag.records.units import fmt_pct0
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 
@@ -31,7 +32,7 @@ def finding_block(
             (f"[{f.severity}] ", SEVERITY_STYLE.get(f.severity, "")),
             (f.id, "bold"),
             f" — {f.title}",
-            (f"  (impact {100 * f.impact:.0f} %)", "dim"),
+            (f"  (impact {fmt_pct0(f.impact)})", "dim"),
         )
     ]
     shown: Sequence[str] = f.evidence if evidence is None else f.evidence[:evidence]

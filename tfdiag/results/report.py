@@ -68,7 +68,7 @@ class Report(RunRecord, Result):
         write_set({p: data}, overwrite=overwrite)
         return p
 
-    def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, ...]:
         """Write ``<stem>.tfdiag.json`` and ``<stem>.prof`` (for snakeviz) as one set.
 
         With probes, the same set holds the TF profiler's logdir ``<stem>.tfprofile/``
@@ -76,11 +76,10 @@ class Report(RunRecord, Result):
         ``.speedscope.json`` (see :mod:`tfdiag.render.artefacts`). A path ending in another
         format's suffix (``.prof``, ``.png``, ``.speedscope.json``, ...) writes that format
         alone. Everything goes through a temporary file (or folder) and a rename; an
-        existing file is not replaced unless ``overwrite``. Returns the report's two paths
-        (the one path twice for a single format).
+        existing file is not replaced unless ``overwrite``. Returns every path written: the
+        report's JSON first, then its ``.prof``, then the probe files.
         """
-        written = self._write(path, overwrite=overwrite)
-        return (written[0], written[1] if len(written) > 1 else written[0])
+        return self._write(path, overwrite=overwrite)
 
     def _default_files(self, path: Path) -> dict[Path, Content]:
         from tfdiag.render.artefacts import artefact_files

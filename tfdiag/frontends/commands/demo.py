@@ -49,7 +49,6 @@ def run(args: argparse.Namespace) -> int:
         report, status = exc.report, 130
     print_report(report, args.format, args.width)
     if args.save:
-        json_path, prof_path = report.save(args.save, overwrite=args.force)
-        extra = " and the probe files beside them" if report.probes is not None else ""
-        print(f"saved {json_path}, {prof_path}{extra}", file=sys.stderr)
+        written = report.save(args.save, overwrite=args.force)
+        print("saved " + ", ".join(str(p) for p in written), file=sys.stderr)
     return status
