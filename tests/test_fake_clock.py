@@ -69,11 +69,11 @@ def _fn(report, name):  # type: ignore[no-untyped-def]
 def test_profile_times_every_pass_and_function_exactly() -> None:
     clock = FakeClock()
     program = Program(clock)
-    report = profile_call(program.step, iterations=4, clock=clock)
+    report = profile_call(program.step, iterations=6, clock=clock)
     t = report.timing
     assert t.first_call_s == BUILD_S + CALL_S
-    assert t.profiled_iteration_s == (CALL_S,) * 4
-    assert t.iteration_s == (CALL_S,) * 4  # the unprofiled pass, on the same clock
+    assert t.profiled_iteration_s == (CALL_S,) * 3  # half of the 6 ran under cProfile
+    assert t.iteration_s == (CALL_S,) * 6  # the timed pass, on the same clock
     assert t.median_s == CALL_S and t.profiler_slowdown == 1.0
 
     work, step, build = (
@@ -83,14 +83,14 @@ def test_profile_times_every_pass_and_function_exactly() -> None:
     )
     # The clock moves inside FakeClock.advance, so that is where self time lands; the
     # callers' cumulative times hold it exactly.
-    assert (work.calls, work.cum_s) == (10, 10 * WORK_S)  # cold call + 4, twice each
-    assert (step.calls, step.cum_s) == (5, 5 * CALL_S + BUILD_S)
+    assert (work.calls, work.cum_s) == (8, 8 * WORK_S)  # cold call + 3, twice each
+    assert (step.calls, step.cum_s) == (4, 4 * CALL_S + BUILD_S)
     assert (build.calls, build.cum_s) == (1, BUILD_S)
     advance = _fn(report, "FakeClock.advance")
-    assert (advance.calls, advance.self_s) == (1 + 5 * 3, BUILD_S + 5 * CALL_S)
+    assert (advance.calls, advance.self_s) == (1 + 4 * 3, BUILD_S + 4 * CALL_S)
 
     a = report.analysis
-    assert a.exact_steady and a.steady_s == 4 * CALL_S
+    assert a.exact_steady and a.steady_s == 3 * CALL_S
     assert a.first_call_s == BUILD_S + CALL_S
     assert a.steady_share(Category.USER_CODE) == 1.0
     steady_work = next(f for f in a.steady.functions if f.name == "Program.work")
@@ -99,10 +99,10 @@ def test_profile_times_every_pass_and_function_exactly() -> None:
 
 def test_findings_quote_the_exact_figures() -> None:
     clock = FakeClock()
-    report = profile_call(Program(clock).step, iterations=4, clock=clock)
+    report = profile_call(Program(clock).step, iterations=6, clock=clock)
     (finding,) = report.findings
     assert finding.id == "build-dominated"
-    total = BUILD_S + 5 * CALL_S
+    total = BUILD_S + 4 * CALL_S
     assert finding.impact == round(BUILD_S / total, 4)
     assert finding.evidence == (
         f"first call {BUILD_S + CALL_S:.3f} s vs {CALL_S:.4f} s per later call "
@@ -118,9 +118,10 @@ def test_a_slower_iteration_shows_in_the_timeline_at_its_place() -> None:
 
     def step() -> None:
         calls["n"] += 1
-        clock.advance(2.0**-6 if calls["n"] == 1 + 8 + 3 else 2.0**-8)  # 3rd unprofiled call
+        clock.advance(2.0**-6 if calls["n"] == 1 + 4 + 3 else 2.0**-8)  # 3rd timed call
 
     report = profile_call(step, iterations=8, clock=clock)
+    assert report.timing.profiled_calls == 1 + 4
     assert report.timing.iteration_s == (2.0**-8,) * 2 + (2.0**-6,) + (2.0**-8,) * 5
 
 
@@ -202,6 +203,7 @@ def test_the_sampler_gives_each_sample_the_time_since_the_last() -> None:
         sampler.sample()  # ...and here
 
     sampling._calls(inner, (), {}, 1, [], clock)
-    ((codes, (samples, seconds)),) = sampler.stacks.items()
+    (((thread, codes), (samples, seconds)),) = sampler.stacks.items()
+    assert thread == ""  # the calling thread
     assert (samples, seconds) == (2, 2.0**-4 + 2.0**-3)
     assert [c.co_name for c in codes][:2] == ["inner", "sample"]  # root → leaf, below the loop

@@ -32,7 +32,7 @@ def test_interrupt_in_the_cold_call_has_nothing_to_offer() -> None:
 
 
 def test_interrupt_in_the_profiled_pass_offers_a_partial_report(tmp_path: Path) -> None:
-    with pytest.raises(tfdiag.Interrupted, match="after 3 of 10 profiled") as info:
+    with pytest.raises(tfdiag.Interrupted, match="after 3 of 5 profiled") as info:
         tfdiag.profile(_interrupt_on(5), iterations=10)  # cold + 3 done, the 4th interrupted
     report = info.value.report
     assert sys.getprofile() is None
@@ -45,21 +45,15 @@ def test_interrupt_in_the_profiled_pass_offers_a_partial_report(tmp_path: Path) 
     assert not tfdiag.profile(len, [1], iterations=3).partial
 
 
-def test_interrupt_in_the_unprofiled_pass() -> None:
-    with pytest.raises(tfdiag.Interrupted, match="after 2 of 4 unprofiled") as info:
-        tfdiag.profile(_interrupt_on(1 + 4 + 3), iterations=4)
-    report = info.value.report
-    assert report.partial and report.timing.iterations == 4
-    assert len(report.timing.iteration_s) == 2
-
-
-def test_interrupt_in_a_probe_pass_stops_the_sampler() -> None:
+def test_interrupt_in_the_timed_pass_keeps_its_times_and_stops_the_sampler() -> None:
     threads = threading.active_count()
-    with pytest.raises(tfdiag.Interrupted, match="probe passes") as info:
-        tfdiag.profile(_interrupt_on(1 + 4 + 4 + 2), iterations=4, sampling=True)
+    with pytest.raises(tfdiag.Interrupted, match="after 2 of 4 timed") as info:
+        tfdiag.profile(_interrupt_on(1 + 3 + 3), iterations=4)  # cold + 3 profiled, 2 timed
     report = info.value.report
-    assert report.partial and report.probes is None
-    assert len(report.timing.iteration_s) == 4
+    assert report.partial and report.timing.iterations == 3
+    assert len(report.timing.iteration_s) == 2
+    assert report.probes is not None and report.probes.sampling is not None
+    assert report.probes.sampling.iteration_s == report.timing.iteration_s
     assert sys.getprofile() is None and threading.active_count() == threads
 
 

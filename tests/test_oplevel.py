@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from tfdiag.analysis.oplevel import (
+from tfdiag.analysis.oplevel import op_figures
+from tfdiag.analysis.xprof import (
     TOP_OPS,
     XprofFormatError,
     events_per_step,
-    op_figures,
     parse_op_stats,
     parse_overview,
     plain_text,

@@ -16,9 +16,10 @@ from conftest import ROOT, run_cli
 from rich.console import Console
 from synth import SITE, Node, make_report
 
-from tfdiag.analysis.oplevel import tf_profile_from_tools
+from tfdiag.analysis.oplevel import slowdowns
+from tfdiag.analysis.xprof import tf_profile_from_tools
 from tfdiag.records.errors import InputError
-from tfdiag.records.probes import Probes, SampledStack, SamplingRecord, TfProfile, slowdowns
+from tfdiag.records.probes import Probes, SampledStack, SamplingRecord, TfProfile
 from tfdiag.render.artefacts import artefact_paths
 from tfdiag.render.console import render_report
 from tfdiag.results.load import load_report, report_from_json
@@ -90,12 +91,26 @@ def test_a_report_without_probes_still_loads() -> None:
         report_from_json(doc)
 
 
+def _timed(iteration_s: tuple[float, ...], traced: int = 0, **probes: Any) -> Report:
+    report = _report(0.01)
+    timing = replace(
+        report.timing, iteration_s=iteration_s, profiled_iteration_s=(0.02,), traced=traced
+    )
+    return replace(report, timing=timing, probes=Probes(**probes) if probes else None)
+
+
 def test_slowdowns_are_each_pass_over_the_unprofiled_median() -> None:
-    probes = Probes(sampling=SAMPLES)
-    names, ratios = zip(*slowdowns((0.01, 0.01, 0.03), (0.02,), probes))
-    assert names == ("cProfile", "sampling")
+    names, ratios = zip(*slowdowns(_timed((0.01, 0.01, 0.03), sampling=SAMPLES)))
+    assert names == ("cProfile", "sampling")  # a report whose sampler had a pass of its own
     assert ratios == pytest.approx((2.0, 1.1))
-    assert slowdowns((), (0.02,), probes) == ()
+    assert slowdowns(_timed((), sampling=SAMPLES)) == ()
+
+
+def test_the_tf_profiler_block_is_compared_with_the_rest_of_the_timed_pass() -> None:
+    watched = replace(SAMPLES, iteration_s=(0.012, 0.012, 0.01, 0.01))
+    report = _timed((0.012, 0.012, 0.01, 0.01), traced=2, sampling=watched)
+    assert dict(slowdowns(report)) == pytest.approx({"cProfile": 2.0, "TF profiler": 1.2})
+    assert report.timing.median_s == 0.01  # the plain iterations, after the traced block
 
 
 def test_console_shows_cost_op_time_no_device_and_both_breakdowns() -> None:

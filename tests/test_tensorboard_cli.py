@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 from conftest import ROOT, run_cli
 
-from tfdiag.analysis.oplevel import parse_overview
+from tfdiag.analysis.xprof import parse_overview
 
 #: TensorBoard imports TensorFlow before it listens: allow for a slow, shared machine.
 STARTUP_S = 120

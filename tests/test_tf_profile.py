@@ -54,8 +54,9 @@ def test_predict_leads_with_input_pipeline_and_tracing(reports, flavour: str) ->
 def test_timing_and_classification(reports, flavour: str) -> None:
     report = reports[flavour, "predict"]
     t = report.timing
-    assert t.iterations == N and t.profiled_calls == N + 1
-    assert len(t.iteration_s) == N and len(t.profiled_iteration_s) == N
+    profiled = 3  # half of N = 5, at least 3, ran under cProfile; all N were timed
+    assert t.iterations == profiled and t.profiled_calls == profiled + 1
+    assert len(t.iteration_s) == N and len(t.profiled_iteration_s) == profiled
     assert t.first_call_s is not None and t.first_call_s > t.median_s  # the cold call builds
     a = report.analysis
     assert a.exact_steady
@@ -68,7 +69,7 @@ def test_timing_and_classification(reports, flavour: str) -> None:
         or f.name.endswith("Model.predict")
         and "training.py" in f.file
     )
-    assert a.steady.functions[entry].primitive_calls == N
+    assert a.steady.functions[entry].primitive_calls == profiled
     shares = sum(a.steady_share(c) for c in Category)
     assert shares == pytest.approx(1.0)
 
@@ -138,11 +139,11 @@ def test_bad_arguments(tiny_data) -> None:
 
 def test_saved_real_report_round_trips(reports, tmp_path: Path) -> None:
     report = reports["keras3", "predict"]
-    json_path, prof_path = report.save(tmp_path / "predict.tfdiag.json")
+    json_path, prof_path, *probe_files = report.save(tmp_path / "predict.tfdiag.json")
     loaded = tfdiag.load_report(json_path)
     assert loaded.to_json() == report.to_json()
     bare = tfdiag.load_report(prof_path)  # the .prof alone: N inferred from predict's calls
-    assert bare.timing.profiled_calls == N + 1
+    assert bare.timing.profiled_calls == report.timing.profiled_calls
     assert "per-call-input-pipeline" in _ids(bare)
 
 

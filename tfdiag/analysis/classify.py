@@ -65,7 +65,9 @@ def classify_calls(calls: int, iterations: int) -> Classification:
     if calls <= 2:
         return Classification(CostClass.BUILD, 0.0)
     best: tuple[int, int] | None = None  # (extra, k)
-    for base in (iterations, iterations + 1):
+    # N + 1 first: per-iteration work usually runs in the cold call too, so on a tie
+    # (12 calls in 3 iterations: 4 × 3 or 3 × 4) the cold call is counted in.
+    for base in (iterations + 1, iterations):
         k, extra = divmod(calls, base)
         if k >= 1 and extra <= MAX_EXTRA_CALLS and (best is None or extra < best[0]):
             best = (extra, k)

@@ -12,17 +12,22 @@ from tfdiag.records.clock import now_iso
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
 from tfdiag.records.stats import ProfileStats
+from tfdiag.records.traces import TraceEvent
 from tfdiag.results.report import Report
 
 
-def steady_timing(profiled_s: Sequence[float], unprofiled_s: Sequence[float]) -> Timing:
-    """A cold call and N iterations under the profiler, and N more timed without it."""
+def steady_timing(
+    profiled_s: Sequence[float], unprofiled_s: Sequence[float], traced: int = 0
+) -> Timing:
+    """A cold call and N iterations under the profiler, and more timed without it (the
+    first ``traced`` of them under the TF profiler)."""
     return Timing(
         iterations=max(len(profiled_s) - 1, 1),
         profiled_calls=len(profiled_s),
         first_call_s=profiled_s[0] if profiled_s else None,
         iteration_s=tuple(unprofiled_s),
         profiled_iteration_s=tuple(profiled_s[1:]),
+        traced=min(traced, len(unprofiled_s)),
     )
 
 
@@ -38,6 +43,7 @@ def build_report(
     finding_rules: tuple[FindingRule, ...] = (),
     partial: bool = False,
     probes: Probes | None = None,
+    traces: tuple[TraceEvent, ...] = (),
 ) -> Report:
     return Report(
         call=call,
@@ -52,4 +58,5 @@ def build_report(
         source=source,
         partial=partial,
         probes=probes,
+        traces=traces,
     )

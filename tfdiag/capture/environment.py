@@ -7,6 +7,7 @@ import platform
 import sys
 from typing import Any
 
+from tfdiag.capture.facts import call_facts
 from tfdiag.records.report import CallInfo, Environment
 
 _MAX_REPR = 60
@@ -71,6 +72,7 @@ def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cal
         flavour=flavour_of(fn),
         args=tuple(describe_value(a) for a in args),
         kwargs=tuple((k, describe_value(v)) for k, v in kwargs.items()),
+        facts=call_facts(fn, args, kwargs),
     )
 
 

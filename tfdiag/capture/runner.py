@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import cProfile
 import inspect
+import math
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from contextlib import nullcontext
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import describe_call
+from tfdiag.capture.observe import Observation, observe
+from tfdiag.capture.traces import TraceRecorder, recording
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock
-from tfdiag.records.errors import InputError, ProbeError, ProfilerBusyError
+from tfdiag.records.errors import InputError, ProfilerBusyError
 from tfdiag.records.probes import Probes
 from tfdiag.records.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
 from tfdiag.results.report import Report
@@ -128,37 +131,26 @@ def _check_iterations(iterations: object) -> int:
     return iterations
 
 
-def _probe_passes(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    n: int,
-    *,
-    sampling: bool,
-    tf_profiler: bool,
-    clock: Clock,
-) -> tuple[Probes | None, list[str]]:
-    """One pass per requested probe; a probe that cannot run leaves a note instead."""
-    if not (sampling or tf_profiler):
-        return None, []
-    notes = []
-    probes = Probes()
-    if sampling:
-        from tfdiag.capture.sampling import sampled_pass
+def profiled_iterations(n: int) -> int:
+    """How many of the ``n`` iterations run under cProfile: half of them (at least 3, the
+    fewest that tell per-iteration from build cost), so the whole default diagnosis costs
+    at most about twice the ``n`` plain iterations (benchmarks/overhead.py)."""
+    return min(n, max(MIN_PROFILED, math.ceil(n / 2)))
 
-        try:
-            probes = replace(probes, sampling=sampled_pass(fn, args, kwargs, n, clock=clock))
-        except ProbeError as exc:
-            notes.append(f"sampling probe: {exc}")
-    if tf_profiler:
-        from tfdiag.capture.tfprofiler import traced_pass
 
-        try:
-            record, files = traced_pass(fn, args, kwargs, n, clock=clock)
-            probes = replace(probes, tf_profile=record, trace_files=files)
-        except ProbeError as exc:
-            notes.append(f"TF profiler probe: {exc}")
-    return probes, notes
+#: The fewest profiled iterations that tell "called twice" from "once per iteration".
+MIN_PROFILED = 3
+
+
+def _probe_flag(value: object, name: str) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise InputError(f"{name} must be True, False or None (automatic), got {value!r}")
+    return value
+
+
+def _tf_in_use() -> bool:
+    """The TF profiler is on by default when the call has imported TensorFlow."""
+    return "tensorflow" in sys.modules
 
 
 def profile(
@@ -167,18 +159,20 @@ def profile(
     iterations: int = 20,
     rules: Iterable[Rule] = (),
     findings: Iterable[FindingRule] = (),
-    sampling: bool = False,
-    tf_profiler: bool = False,
+    sampling: bool | None = None,
+    tf_profiler: bool | None = None,
     **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and explain where its time goes.
 
-    The cold first call and ``iterations`` more run under cProfile, so one-time
-    build cost is visible beside per-iteration cost (the table is also snapshotted
-    after the cold call, so the steady state is known exactly); then
-    ``iterations`` calls run with no profiler attached, for honest per-iteration times.
-    Each optional probe then runs its own pass of ``iterations`` calls, so its
-    cost is measured against the unprofiled pass (docs/probes.md).
+    Two passes (docs/how-it-works.md): the cold first call and half of ``iterations``
+    run under cProfile, so one-time build cost is visible beside per-iteration cost (the
+    table is snapshotted after the cold call, so the steady state is known exactly);
+    then ``iterations`` calls are timed without cProfile, watched by the light probes:
+    every thread's Python stack is sampled, and the first block of them is traced with
+    the TensorFlow profiler (the caller waiting for input, tf.data's threads, Python
+    called from ops, the model's own op time). The whole diagnosis costs about twice the
+    plain iterations (docs/probes.md).
 
     Args:
         fn: ``model.predict``, ``model.fit``, ``model.train_on_batch``, a model, or
@@ -187,10 +181,12 @@ def profile(
         iterations: calls after the cold one, in each pass.
         rules: extra culprit rules, tried before the built-in catalog.
         findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
-        sampling: also sample the call's stacks (a second, full-stack breakdown; saved as
-            a pyinstrument session, HTML and speedscope JSON).
-        tf_profiler: also trace the calls with the TensorFlow profiler and read op-level
-            figures with xprof (op time vs wall time, top ops, XProf's verdict).
+        sampling: sample every thread's stack in the timed pass (a second, full-stack
+            breakdown; exports as a pyinstrument session or speedscope). ``None`` (default):
+            on.
+        tf_profiler: trace the first block of the timed pass with the TensorFlow profiler
+            and read it with xprof (op time vs wall time, input waits, top ops, XProf's
+            verdict). ``None`` (default): on when the call uses TensorFlow.
         **kwargs: passed to ``fn`` unchanged (``epochs=1, verbose=0``...).
 
     Raises:
@@ -220,8 +216,8 @@ def profile_call(
     iterations: int = 20,
     rules: Iterable[Rule] = (),
     findings: Iterable[FindingRule] = (),
-    sampling: bool = False,
-    tf_profiler: bool = False,
+    sampling: bool | None = None,
+    tf_profiler: bool | None = None,
     clock: Clock = time.perf_counter,
 ) -> Report:
     """:func:`profile` with the arguments as a tuple and a dict, and the clock injectable.
@@ -242,17 +238,17 @@ def profile_call(
     if not all(isinstance(r, Rule) for r in rules):
         raise InputError("rules must be tfdiag.Rule objects")
     finding_rules = check_finding_rules(findings)
-    if not isinstance(sampling, bool) or not isinstance(tf_profiler, bool):
-        raise InputError("sampling and tf_profiler must be True or False")
+    want_sampling = _probe_flag(sampling, "sampling")
+    want_tf = _probe_flag(tf_profiler, "tf_profiler")
     run = _Run(fn, args, kwargs, n, clock)  # describes the call: user code (a __repr__) may raise
     reason = busy_reason()
     if reason is not None:
         raise ProfilerBusyError(reason)
     try:
         run.profiled_pass()
-        run.timed_pass()
-        run.probes, run.notes = _probe_passes(
-            fn, args, kwargs, n, sampling=sampling, tf_profiler=tf_profiler, clock=clock
+        run.observe_pass(
+            sampling=want_sampling is not False,
+            tf_profiler=want_tf if want_tf is not None else _tf_in_use(),
         )
     except KeyboardInterrupt:
         if run.cold is None:
@@ -279,71 +275,93 @@ class _Run:
         clock: Clock,
     ) -> None:
         self.fn, self.args, self.kwargs, self.n, self.clock = fn, args, kwargs, n, clock
+        self.p = profiled_iterations(n)
         self.call = describe_call(fn, args, kwargs)
         self.profiler = new_profiler(clock)
         self.profiled: list[float] = []
-        self.unprofiled: list[float] = []
         self.cold: ProfileStats | None = None
-        self.probes: Probes | None = None
-        self.notes: list[str] = []
+        self.traces = TraceRecorder()
+        self.observed = Observation()
 
     def profiled_pass(self) -> None:
-        """The cold call and N iterations under cProfile, snapshotted after the cold call."""
-        clock, profiler = self.clock, self.profiler
+        """The cold call and P iterations under cProfile, snapshotted after the cold call;
+        graph traces are recorded while they run."""
+        profiler = self.profiler
         try:  # Python 3.12+ says so here when another profiling tool holds sys.monitoring
             profiler.enable()
         except ValueError as exc:
             raise ProfilerBusyError(f"another profiler is attached ({exc})") from None
         profiler.disable()
         try:
-            for i in range(self.n + 1):
-                t0 = clock()
-                profiler.enable()
-                self.fn(*self.args, **self.kwargs)
-                profiler.disable()
-                self.profiled.append(clock() - t0)
-                if i == 0:
-                    self.cold = snapshot(profiler)
+            with recording(self.traces) as on:
+                self._profiled_call(0)
+            with recording(self.traces) if not on else nullcontext():  # TF came in just now
+                for i in range(1, self.p + 1):
+                    self._profiled_call(i)
         finally:
             profiler.disable()
 
-    def timed_pass(self) -> None:
-        """N iterations with no profiler attached: the honest per-iteration times."""
-        clock = self.clock
-        for _ in range(self.n):
-            t0 = clock()
-            self.fn(*self.args, **self.kwargs)
-            self.unprofiled.append(clock() - t0)
+    def _profiled_call(self, i: int) -> None:
+        self.traces.call = i
+        t0 = self.clock()
+        self.profiler.enable()
+        self.fn(*self.args, **self.kwargs)
+        self.profiler.disable()
+        self.profiled.append(self.clock() - t0)
+        if i == 0:
+            self.cold = snapshot(self.profiler)
+
+    def observe_pass(self, *, sampling: bool, tf_profiler: bool) -> None:
+        """N iterations without cProfile: timed, sampled, the first block TF-profiled."""
+        observe(
+            self.fn,
+            self.args,
+            self.kwargs,
+            self.n,
+            sampling=sampling,
+            tf_profiler=tf_profiler,
+            clock=self.clock,
+            into=self.observed,
+        )
 
     def report(
         self, rules: tuple[Rule, ...], finding_rules: tuple[FindingRule, ...], *, partial: bool
     ) -> Report:
         done = len(self.profiled) - 1  # profiled iterations after the cold call
+        timed = len(self.observed.times)
         notes = []
         if partial:
-            if done < self.n:
-                where = f"after {done} of {self.n} profiled iterations"
-            elif len(self.unprofiled) < self.n:
-                where = f"after {len(self.unprofiled)} of {self.n} unprofiled iterations"
+            if done < self.p:
+                where = f"after {done} of {self.p} profiled iterations"
             else:
-                where = "during the probe passes (their records are left out)"
-            if done < self.n:
+                where = f"after {timed} of {self.n} timed iterations"
+            if done < self.p:
                 notes.append(
                     "the interrupted iteration's calls are in the profile: call-count classes "
                     "and steady-state shares are approximate"
                 )
             notes.append(where)
         iterations = max(done, 1)
-        if iterations < 3:
+        if iterations < MIN_PROFILED:
             notes.insert(
                 0,
                 f"only {iterations} iteration(s): per-iteration and build cost cannot be told "
                 "apart below 3; use iterations=20",
             )
-        notes.extend(self.notes)
+        notes.extend(self.observed.notes)
+        if self.traces.dropped:
+            notes.append(f"{self.traces.dropped} graph trace(s) were not recorded")
+        obs = self.observed
+        probes = None
+        if obs.sampling is not None or obs.tf_profile is not None:
+            probes = Probes(
+                sampling=obs.sampling, tf_profile=obs.tf_profile, trace_files=obs.trace_files
+            )
         return build_report(
             call=self.call,
-            timing=steady_timing(self.profiled, self.unprofiled),
+            timing=steady_timing(
+                self.profiled, obs.times, obs.traced if obs.tf_profile is not None else 0
+            ),
             profile=snapshot(self.profiler),
             cold=self.cold,
             rules=rules,
@@ -351,5 +369,6 @@ class _Run:
             notes=notes,
             source="profile",
             partial=partial,
-            probes=self.probes,
+            probes=probes,
+            traces=tuple(self.traces.events),
         )

@@ -1,11 +1,13 @@
-"""The TF profiler probe: one traced pass, read offline with xprof (no TensorBoard server).
+"""The TF profiler probe: a block of traced steps, read offline with xprof (no TensorBoard).
 
 ``tf.profiler.experimental.start`` writes an XSpace trace into a temporary logdir;
-each iteration runs inside ``Trace("tfdiag-step", step_num=i, _r=1)`` so xprof
-sees steps. After ``stop()`` the trace bytes are kept in memory (they are saved
-beside the report by :meth:`Report.save`), xprof's ``framework_op_stats`` and
-``overview_page`` tools are read by :mod:`tfdiag.analysis.oplevel`, and the temporary
-logdir is removed. A profiler already running in the process is left alone.
+each traced iteration runs inside ``Trace("tfdiag-step", step_num=i, _r=1)`` so xprof
+sees steps. After ``stop()`` the trace bytes are kept in memory (they travel with the
+report), xprof's ``framework_op_stats``, ``overview_page`` and
+``input_pipeline_analyzer`` tools are read by :mod:`tfdiag.analysis.oplevel`, the
+XSpace itself is scanned for graph builds and for where ``tf.py_function`` ops ran, and
+the temporary logdir is removed. A profiler already running in the process is left
+alone.
 """
 
 from __future__ import annotations
@@ -14,21 +16,31 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfdiag.analysis.oplevel import XprofFormatError, events_per_step, tf_profile_from_tools
+from tfdiag.analysis.xprof import (
+    XprofFormatError,
+    events_per_step,
+    is_py_func,
+    tf_profile_from_tools,
+)
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
-from tfdiag.records.probes import TfProfile
+from tfdiag.records.probes import PyFuncs, TfProfile
 
 #: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building, all
 #: that tfdiag reads; level 2 adds TF runtime events (executor, thread pools) that cost more.
 HOST_TRACER_LEVEL = 1
 STEP_NAME = "tfdiag-step"
 GRAPH_BUILDING = "tf.function-graph_building"
-TOOLS = ("framework_op_stats", "overview_page")
+TOOLS = ("framework_op_stats", "overview_page", "input_pipeline_analyzer")
+#: xprof caches its analysis in the logdir and serves the cache to every later read unless
+#: told not to (a second trace in the same folder would get the first one's tables).
+XPROF_OPTIONS = {"use_saved_result": False}
 
 TraceFiles = tuple[tuple[str, bytes], ...]
 
@@ -51,67 +63,145 @@ def _stop_quietly(tf: Any) -> None:
         pass
 
 
-def _traced_calls(
-    tf: Any, fn: Callable[..., Any], args: Any, kwargs: Any, n: int, logdir: str, clock: Clock
-) -> tuple[list[float], float]:
-    options = tf.profiler.experimental.ProfilerOptions(
-        host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
-    )
-    try:
-        tf.profiler.experimental.start(logdir, options=options)
-    except tf.errors.AlreadyExistsError:
-        raise ProbeError(
-            "another TF profiler session is running in this process (yours?): it was left "
-            "running and the TF profiler pass skipped"
-        ) from None
-    except Exception as exc:
-        raise ProbeError(f"the TF profiler did not start ({type(exc).__name__}: {exc})") from None
-    trace = tf.profiler.experimental.Trace
-    times: list[float] = []
-    try:
-        for i in range(n):
-            t0 = clock()
-            with trace(STEP_NAME, step_num=i, _r=1):
-                fn(*args, **kwargs)
-            times.append(clock() - t0)
-    except BaseException:
-        _stop_quietly(tf)
-        raise
-    t0 = clock()
-    try:
-        tf.profiler.experimental.stop()
-    except Exception as exc:
-        raise ProbeError(f"the TF profiler could not write its trace ({exc})") from None
-    return times, clock() - t0
+class TfTrace:
+    """One TF profiler session over a block of steps: ``start()``, ``step(i)`` around each
+    traced call, ``stop()``, then ``read()``; ``abort()`` if the block raises."""
+
+    def __init__(self, tf: Any, xprof: Any, logdir: Path) -> None:
+        self.tf, self.xprof, self.logdir = tf, xprof, logdir
+        self.running = False
+
+    @classmethod
+    def start(cls) -> TfTrace:
+        """Start a session in a new temporary logdir.
+
+        Raises:
+            ProbeError: xprof or TensorFlow is missing, another profiler session is running,
+                or the profiler does not start.
+        """
+        xprof = _import_xprof()
+        try:
+            import tensorflow as tf
+        except ImportError:
+            raise ProbeError("TensorFlow is not installed: TF profiler pass skipped") from None
+        try:
+            logdir = Path(tempfile.mkdtemp(prefix="tfdiag-trace-"))
+        except OSError as exc:
+            raise ProbeError(f"cannot create the trace folder ({exc.strerror or exc})") from None
+        trace = cls(tf, xprof, logdir)
+        options = tf.profiler.experimental.ProfilerOptions(
+            host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
+        )
+        try:
+            tf.profiler.experimental.start(str(logdir), options=options)
+        except tf.errors.AlreadyExistsError:
+            trace.cleanup()
+            raise ProbeError(
+                "another TF profiler session is running in this process (yours?): it was left "
+                "running and the TF profiler pass skipped"
+            ) from None
+        except Exception as exc:
+            trace.cleanup()
+            raise ProbeError(
+                f"the TF profiler did not start ({type(exc).__name__}: {exc})"
+            ) from None
+        trace.running = True
+        return trace
+
+    def step(self, i: int) -> AbstractContextManager[Any]:
+        return self.tf.profiler.experimental.Trace(STEP_NAME, step_num=i, _r=1)  # type: ignore[no-any-return]
+
+    def stop(self, clock: Clock = time.perf_counter) -> float:
+        """End the session and write the trace; returns how long that took.
+
+        Raises:
+            ProbeError: the trace could not be written.
+        """
+        t0 = clock()
+        self.running = False
+        try:
+            self.tf.profiler.experimental.stop()
+        except Exception as exc:
+            raise ProbeError(f"the TF profiler could not write its trace ({exc})") from None
+        return clock() - t0
+
+    def abort(self) -> None:
+        if self.running:
+            self.running = False
+            _stop_quietly(self.tf)
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.logdir, ignore_errors=True)
+
+    def read(self, times: Sequence[float], export_s: float) -> tuple[TfProfile, TraceFiles]:
+        """The record of the traced steps, and the trace files; removes the logdir.
+
+        Raises:
+            ProbeError: no trace was written, or xprof could not read it.
+        """
+        try:
+            return _read(self.xprof, self.logdir, times, export_s)
+        finally:
+            self.cleanup()
 
 
-def _graph_builds(files: TraceFiles) -> tuple[int, ...] | None:
-    """``tf.function-graph_building`` events inside each traced step, from the XSpace."""
+def _xspaces(files: TraceFiles) -> Iterator[Any]:
     try:
         from tensorflow.tsl.profiler.protobuf import xplane_pb2
     except ImportError:
-        return None
-    steps: list[tuple[int, int]] = []
-    builds: list[int] = []
+        return
     for _, data in files:
         space = xplane_pb2.XSpace()
         space.ParseFromString(data)
+        yield space
+
+
+@dataclass(frozen=True)
+class _Scan:
+    graph_builds_per_step: tuple[int, ...] | None
+    py_funcs: PyFuncs | None
+
+
+def _scan(files: TraceFiles) -> _Scan:
+    """What the XSpace itself tells beyond xprof's tables: graph builds inside each traced
+    step, and where ``tf.py_function`` ops ran (inside a tf.data iterator or not)."""
+    steps: list[tuple[int, int]] = []
+    builds: list[int] = []
+    seconds = {"pipeline": 0.0, "step": 0.0}
+    counts = {"pipeline": 0, "step": 0}
+    seen = False
+    for space in _xspaces(files):
+        seen = True
         for plane in space.planes:
             names = {k: v.name for k, v in plane.event_metadata.items()}
             for line in plane.lines:
                 base = line.timestamp_ns * 1000
+                iterators: list[tuple[int, int]] = []
+                calls: list[tuple[int, int]] = []
                 for event in line.events:
-                    name = names.get(event.metadata_id)
+                    name = names.get(event.metadata_id, "")
+                    start = base + event.offset_ps
                     if name == STEP_NAME:
-                        start = base + event.offset_ps
                         steps.append((start, start + event.duration_ps))
                     elif name == GRAPH_BUILDING:
-                        builds.append(base + event.offset_ps)
-    return events_per_step(sorted(steps), builds)
+                        builds.append(start)
+                    elif name.startswith("Iterator::"):
+                        iterators.append((start, start + event.duration_ps))
+                    elif is_py_func(name.split(":")[-1]):
+                        calls.append((start, event.duration_ps))
+                for start, duration in calls:
+                    key = "pipeline" if any(a <= start <= b for a, b in iterators) else "step"
+                    seconds[key] += duration * 1e-12
+                    counts[key] += 1
+    if not seen:
+        return _Scan(None, None)
+    funcs = PyFuncs(seconds["pipeline"], counts["pipeline"], seconds["step"], counts["step"])
+    return _Scan(events_per_step(sorted(steps), builds), funcs)
 
 
 def _read(
-    xprof: Any, logdir: Path, times: list[float], export_s: float
+    xprof: Any, logdir: Path, times: Sequence[float], export_s: float
 ) -> tuple[TfProfile, TraceFiles]:
     paths = sorted(logdir.glob("plugins/profile/*/*.xplane.pb"))
     if not paths:
@@ -120,19 +210,21 @@ def _read(
     docs = {}
     for tool in TOOLS:
         try:
-            data, _ = xprof.xspace_to_tool_data([str(p) for p in paths], tool, {})
+            data, _ = xprof.xspace_to_tool_data([str(p) for p in paths], tool, XPROF_OPTIONS)
             docs[tool] = json.loads(data) if data else None
         except Exception as exc:
             raise ProbeError(f"xprof could not read the trace ({tool}: {exc})") from None
-        if docs[tool] is None:
+        if docs[tool] is None and tool != "input_pipeline_analyzer":
             raise ProbeError(f"xprof could not read the trace ({tool} is empty)")
-    per_step = _graph_builds(files)
+    scan = _scan(files)
     try:
         record = tf_profile_from_tools(
             docs["framework_op_stats"],
             docs["overview_page"],
+            input_doc=docs["input_pipeline_analyzer"],
             iteration_s=times,
-            graph_builds_per_step=per_step,
+            graph_builds_per_step=scan.graph_builds_per_step,
+            py_funcs=scan.py_funcs,
             host_tracer_level=HOST_TRACER_LEVEL,
             export_s=export_s,
         )
@@ -156,17 +248,18 @@ def traced_pass(
             trace could not be written or read; the profiler is stopped either way.
         Exception: whatever ``fn`` raises, with the profiler stopped.
     """
-    xprof = _import_xprof()
+    from tfdiag.capture.sampling import _calls
+
+    trace = TfTrace.start()
+    times: list[float] = []
     try:
-        import tensorflow as tf
-    except ImportError:
-        raise ProbeError("TensorFlow is not installed: TF profiler pass skipped") from None
+        _calls(fn, args, kwargs, n, times, clock, step=trace.step)
+    except BaseException:
+        trace.abort()
+        raise
     try:
-        logdir = Path(tempfile.mkdtemp(prefix="tfdiag-trace-"))
-    except OSError as exc:
-        raise ProbeError(f"cannot create the trace folder ({exc.strerror or exc})") from None
-    try:
-        times, export_s = _traced_calls(tf, fn, args, kwargs, n, str(logdir), clock)
-        return _read(xprof, logdir, times, export_s)
-    finally:
-        shutil.rmtree(logdir, ignore_errors=True)
+        export_s = trace.stop(clock)
+    except ProbeError:
+        trace.cleanup()
+        raise
+    return trace.read(times, export_s)

@@ -11,7 +11,7 @@ until :meth:`Report.save` writes it beside the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfdiag.records.errors import InputError
@@ -27,14 +27,20 @@ class SampledStack:
     frames: tuple[int, ...]
     samples: int
     seconds: float
+    #: Which thread it was seen on: an index into ``SamplingRecord.threads`` (0: the caller's).
+    thread: int = 0
 
 
 @dataclass(frozen=True)
 class SamplingRecord:
-    """The sampling pass: every ``interval_s`` the calling thread's Python stack is read.
+    """The sampling pass: every ``interval_s`` the Python stack of every thread is read.
 
     ``frames`` are (file, first line, qualified name), the keys cProfile uses;
-    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls.
+    ``outside_s`` is sampled time the calling thread spent in tfdiag's timing loop
+    between calls. ``threads`` names the threads the stacks were seen on; thread 0 is
+    the calling thread (cut below tfdiag's loop), the others (tf.data, executor and
+    worker threads running Python) are recorded whole. ``samples`` and ``sampled_s``
+    count the calling thread only.
     """
 
     interval_s: float
@@ -42,14 +48,28 @@ class SamplingRecord:
     frames: tuple[FrameKey, ...]
     stacks: tuple[SampledStack, ...]
     outside_s: float = 0.0
+    threads: tuple[str, ...] = ("MainThread",)
+
+    @property
+    def main_stacks(self) -> tuple[SampledStack, ...]:
+        return tuple(s for s in self.stacks if s.thread == 0)
+
+    @property
+    def other_stacks(self) -> tuple[SampledStack, ...]:
+        return tuple(s for s in self.stacks if s.thread != 0)
 
     @property
     def samples(self) -> int:
-        return sum(s.samples for s in self.stacks)
+        return sum(s.samples for s in self.main_stacks)
 
     @property
     def sampled_s(self) -> float:
-        return sum(s.seconds for s in self.stacks)
+        return sum(s.seconds for s in self.main_stacks)
+
+    @property
+    def other_s(self) -> float:
+        """Sampled seconds of Python on the other threads (they overlap the caller's)."""
+        return sum(s.seconds for s in self.other_stacks)
 
     @property
     def median_s(self) -> float | None:
@@ -66,6 +86,32 @@ class OpRow:
     occurrences: int
     self_s: float
     total_s: float
+
+
+@dataclass(frozen=True)
+class InputStage:
+    """One tf.data iterator in xprof's input-pipeline analysis: totals over the traced steps.
+
+    ``name`` is the iterator's path (``Iterator::Root::ParallelMapV2``), ``category``
+    xprof's class of it (``Preprocessing``, ``Reading data on demand``...).
+    """
+
+    name: str
+    count: int
+    total_s: float
+    self_s: float
+    category: str = ""
+
+
+@dataclass(frozen=True)
+class PyFuncs:
+    """``tf.py_function`` / ``tf.numpy_function`` ops in the trace, split by where they ran:
+    inside a tf.data iterator (the input pipeline) or in the steps' own graphs and ops."""
+
+    pipeline_s: float = 0.0
+    pipeline_calls: int = 0
+    step_s: float = 0.0
+    step_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,6 +143,13 @@ class TfProfile:
     graph_builds_per_step: tuple[int, ...]
     host_tracer_level: int
     export_s: float = 0.0
+    #: xprof's tf.data iterators, by self time (empty: no tf.data in the steps).
+    input_stages: tuple[InputStage, ...] = ()
+    py_funcs: PyFuncs | None = None
+    #: Self time of TF ops that ran eagerly (one Python dispatch each), over all steps.
+    eager_op_s: float = 0.0
+    #: Self time of collective ops (all-reduce, broadcast, gather), over all steps.
+    collective_op_s: float = 0.0
 
     @property
     def has_device(self) -> bool:
@@ -141,8 +194,9 @@ def _sampling_to_json(s: SamplingRecord | None) -> dict[str, Any] | None:
         "interval_s": s.interval_s,
         "iteration_s": list(s.iteration_s),
         "outside_s": s.outside_s,
+        "threads": list(s.threads),
         "frames": [list(f) for f in s.frames],
-        "stacks": [[list(st.frames), st.samples, st.seconds] for st in s.stacks],
+        "stacks": [[list(st.frames), st.samples, st.seconds, st.thread] for st in s.stacks],
     }
 
 
@@ -171,6 +225,12 @@ def _tf_to_json(t: TfProfile | None) -> dict[str, Any] | None:
         "graph_builds_per_step": list(t.graph_builds_per_step),
         "host_tracer_level": t.host_tracer_level,
         "export_s": t.export_s,
+        "input_stages": [
+            [s.name, s.count, s.total_s, s.self_s, s.category] for s in t.input_stages
+        ],
+        "py_funcs": None if t.py_funcs is None else asdict(t.py_funcs),
+        "eager_op_s": t.eager_op_s,
+        "collective_op_s": t.collective_op_s,
     }
 
 
@@ -197,17 +257,27 @@ def _sampling_from_json(d: Any) -> SamplingRecord | None:
     if d is None:
         return None
     frames = tuple((str(f), int(line), str(n)) for f, line, n in d["frames"])
+    threads = tuple(str(name) for name in d.get("threads", ("MainThread",)))
     stacks = tuple(
-        SampledStack(tuple(int(i) for i in idx), int(n), float(s)) for idx, n, s in d["stacks"]
+        SampledStack(
+            tuple(int(i) for i in row[0]),
+            int(row[1]),
+            float(row[2]),
+            int(row[3]) if len(row) > 3 else 0,
+        )
+        for row in d["stacks"]
     )
     if any(i < 0 or i >= len(frames) for st in stacks for i in st.frames):
         raise ValueError("a sampled stack refers to a frame out of range")
+    if any(not 0 <= st.thread < len(threads) for st in stacks):
+        raise ValueError("a sampled stack refers to a thread out of range")
     return SamplingRecord(
         interval_s=float(d["interval_s"]),
         iteration_s=tuple(float(x) for x in d.get("iteration_s", ())),
         frames=frames,
         stacks=stacks,
         outside_s=float(d.get("outside_s", 0.0)),
+        threads=threads,
     )
 
 
@@ -236,19 +306,22 @@ def _tf_from_json(d: Any) -> TfProfile | None:
         graph_builds_per_step=tuple(int(x) for x in d.get("graph_builds_per_step", ())),
         host_tracer_level=int(d.get("host_tracer_level", 0)),
         export_s=float(d.get("export_s", 0.0)),
+        input_stages=tuple(
+            InputStage(str(n), int(c), float(total), float(own), str(cat))
+            for n, c, total, own, cat in d.get("input_stages", ())
+        ),
+        py_funcs=_py_funcs(d.get("py_funcs")),
+        eager_op_s=float(d.get("eager_op_s", 0.0)),
+        collective_op_s=float(d.get("collective_op_s", 0.0)),
     )
 
 
-def slowdowns(
-    unprofiled_s: tuple[float, ...], profiled_s: tuple[float, ...], probes: Probes | None
-) -> tuple[tuple[str, float], ...]:
-    """Each pass's median iteration over the unprofiled median: ``(("cProfile", 1.4), ...)``."""
-    base = median(unprofiled_s)
-    if not base:
-        return ()
-    passes = [("cProfile", profiled_s)]
-    if probes is not None and probes.sampling is not None:
-        passes.append(("sampling", probes.sampling.iteration_s))
-    if probes is not None and probes.tf_profile is not None:
-        passes.append(("TF profiler", probes.tf_profile.iteration_s))
-    return tuple((name, m / base) for name, times in passes if (m := median(times)) is not None)
+def _py_funcs(d: Any) -> PyFuncs | None:
+    if d is None:
+        return None
+    return PyFuncs(
+        pipeline_s=float(d.get("pipeline_s", 0.0)),
+        pipeline_calls=int(d.get("pipeline_calls", 0)),
+        step_s=float(d.get("step_s", 0.0)),
+        step_calls=int(d.get("step_calls", 0)),
+    )

@@ -19,6 +19,7 @@ from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import iqr, median
 from tfdiag.records.probes import Probes
 from tfdiag.records.stats import ProfileStats
+from tfdiag.records.traces import TraceEvent
 
 SCHEMA_VERSION = 1
 REPORT_SUFFIX = ".tfdiag.json"
@@ -34,6 +35,12 @@ class CallInfo:
     flavour: str = "unknown"
     args: tuple[str, ...] = ()
     kwargs: tuple[tuple[str, str], ...] = ()
+    #: What tfdiag read off the call's objects when it ran: ``("run_eagerly", "True")``,
+    #: ``("steps_per_execution", "1")``, ``("x.workers", "1")``... (the advice reads them).
+    facts: tuple[tuple[str, str], ...] = ()
+
+    def fact(self, name: str) -> str | None:
+        return dict(self.facts).get(name)
 
 
 @dataclass(frozen=True)
@@ -106,19 +113,28 @@ class Timing:
     first_call_s: float | None = None
     iteration_s: tuple[float, ...] = ()
     profiled_iteration_s: tuple[float, ...] = ()
+    #: How many of the first ``iteration_s`` the TF profiler traced (0: none, or it ran a
+    #: pass of its own, as in reports before the probes shared the timed pass).
+    traced: int = 0
+
+    @property
+    def plain_s(self) -> tuple[float, ...]:
+        """The timed iterations no tracer slowed: after the traced block, when there are any."""
+        rest = self.iteration_s[self.traced :]
+        return rest if rest else self.iteration_s
 
     @property
     def median_s(self) -> float | None:
-        return median(self.iteration_s)
+        return median(self.plain_s)
 
     @property
     def iqr_s(self) -> float | None:
-        return iqr(self.iteration_s)
+        return iqr(self.plain_s)
 
     @property
     def profiler_slowdown(self) -> float | None:
         """Median profiled iteration / median unprofiled iteration (cProfile's cost)."""
-        base, profiled = median(self.iteration_s), median(self.profiled_iteration_s)
+        base, profiled = median(self.plain_s), median(self.profiled_iteration_s)
         if base is None or profiled is None:
             return None
         return profiled / base if base > 0 else None
@@ -148,6 +164,8 @@ class RunRecord:
     probes: Probes | None = None
     #: The user's own findings, run after the built-in ones (saved, so explain re-runs them).
     finding_rules: tuple[FindingRule, ...] = ()
+    #: The graph traces of the profiled pass, in order (empty: none, or not recorded).
+    traces: tuple[TraceEvent, ...] = ()
 
     kind: ClassVar[str] = "profile"
 

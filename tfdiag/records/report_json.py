@@ -15,6 +15,7 @@ from tfdiag.records.errors import InputError
 from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
 from tfdiag.records.stats import ProfileStats
+from tfdiag.records.traces import TraceEvent
 
 #: Column names of ``profile.functions`` rows, written beside them for other readers.
 PROFILE_COLUMNS = (
@@ -45,6 +46,7 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
             "flavour": record.call.flavour,
             "args": list(record.call.args),
             "kwargs": dict(record.call.kwargs),
+            "facts": dict(record.call.facts),
         },
         "environment": record.environment.to_json(),
         "timing": {
@@ -53,6 +55,7 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
             "first_call_s": t.first_call_s,
             "iteration_s": list(t.iteration_s),
             "profiled_iteration_s": list(t.profiled_iteration_s),
+            "traced": t.traced,
         },
         "notes": list(record.notes),
         "rules": [r.to_json() for r in record.rules],
@@ -62,6 +65,7 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
             None if record.cold_profile is None else {"functions": record.cold_profile.to_rows()}
         ),
         "probes": probes_to_json(record.probes),
+        "traces": [e.to_json() for e in record.traces],
     }
 
 
@@ -89,6 +93,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
             flavour=str(call.get("flavour", "unknown")),
             args=tuple(str(a) for a in call.get("args", ())),
             kwargs=tuple((str(k), str(v)) for k, v in dict(call.get("kwargs", {})).items()),
+            facts=tuple((str(k), str(v)) for k, v in dict(call.get("facts", {})).items()),
         ),
         environment=Environment.from_json(doc.get("environment", {})),
         timing=Timing(
@@ -97,6 +102,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
             first_call_s=_opt_float(timing.get("first_call_s")),
             iteration_s=tuple(float(x) for x in timing.get("iteration_s", ())),
             profiled_iteration_s=tuple(float(x) for x in timing.get("profiled_iteration_s", ())),
+            traced=int(timing.get("traced", 0)),
         ),
         profile=ProfileStats.from_rows(profile["functions"]),
         cold_profile=_cold(doc.get("cold_profile")),
@@ -107,6 +113,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         source=str(doc.get("source", "profile")),
         partial=bool(doc.get("partial", False)),
         probes=probes_from_json(doc.get("probes")),
+        traces=tuple(TraceEvent.from_json(row) for row in doc.get("traces", ())),
     )
 
 

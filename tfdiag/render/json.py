@@ -6,11 +6,10 @@ from typing import Any
 
 from tfdiag.advise import findings_of
 from tfdiag.analysis.classify import CostClass
-from tfdiag.analysis.oplevel import op_figures, retracing_check
+from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
-from tfdiag.records.probes import slowdowns
 from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
 from tfdiag.render.document import header
@@ -100,7 +99,7 @@ def _probe_summary(report: RunRecord) -> dict[str, Any] | None:
     shares = sampled_shares(report)
     check = retracing_check(report)
     return {
-        "slowdown": dict(slowdowns(t.iteration_s, t.profiled_iteration_s, report.probes)),
+        "slowdown": dict(slowdowns(report)),
         "op_time": None
         if ops is None
         else {

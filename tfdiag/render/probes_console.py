@@ -10,11 +10,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.analysis.oplevel import op_figures, retracing_check
+from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
-from tfdiag.records.probes import TfProfile, slowdowns
+from tfdiag.records.probes import TfProfile
 from tfdiag.records.units import fmt_pct, fmt_s
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ NOISY_IQR = 0.15
 
 def _overhead(report: RunRecord) -> Text:
     t = report.timing
-    parts = slowdowns(t.iteration_s, t.profiled_iteration_s, report.probes)
+    parts = slowdowns(report)
     line = " · ".join(f"{name} ×{ratio:.2f}" for name, ratio in parts)
     text = Text.assemble(
         ("Probe cost ", "bold"),

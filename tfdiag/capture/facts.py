@@ -1,0 +1,100 @@
+"""What tfdiag reads off the objects of a call before profiling it: the Keras model's
+execution settings and what kind of input it was given.
+
+These are facts the profile cannot show (``run_eagerly``, ``steps_per_execution``, a
+``PyDataset``'s ``workers``), read by attribute only — nothing is called that could
+change the model — and never a reason for ``profile()`` to fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+#: Model attributes worth recording: name → how it is spelled on Keras 3 / tf_keras models.
+_MODEL = (
+    ("run_eagerly", ("run_eagerly",)),
+    ("steps_per_execution", ("steps_per_execution", "_steps_per_execution")),
+    ("jit_compile", ("jit_compile", "_jit_compile")),
+)
+_PY_DATASET = ("workers", "use_multiprocessing", "max_queue_size")
+
+
+def _scalar(value: Any) -> str | None:
+    """A plain value as text; a TF variable's value too; anything else: None."""
+    numpy = getattr(value, "numpy", None)
+    if callable(numpy):
+        try:
+            value = numpy()
+        except Exception:
+            return None
+        value = getattr(value, "item", lambda: value)()
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return str(value)
+    return None
+
+
+_KERAS = ("keras", "tf_keras")
+
+
+def _is_model(obj: Any) -> bool:
+    return any(
+        c.__name__ == "Model" and (c.__module__ or "").startswith(_KERAS) for c in type(obj).__mro__
+    )
+
+
+def model_facts(model: Any) -> list[tuple[str, str]]:
+    out = []
+    for name, spellings in _MODEL:
+        for attr in spellings:
+            try:
+                value = _scalar(getattr(model, attr))
+            except Exception:  # a property that raises on an uncompiled model
+                continue
+            if value is not None:
+                out.append((name, value))
+                break
+    return out
+
+
+def input_facts(label: str, value: Any) -> list[tuple[str, str]]:
+    """What kind of input ``value`` is: a tf.data dataset, a PyDataset (and its workers),
+    a Python generator."""
+    cls = type(value)
+    mro = {c.__name__ for c in cls.__mro__}
+    module = cls.__module__ or ""
+    if any(
+        c.__name__ in ("PyDataset", "Sequence") and (c.__module__ or "").startswith(_KERAS)
+        for c in cls.__mro__
+    ):
+        found = [(f"{label}.kind", "PyDataset"), (f"{label}.class", cls.__name__)]
+        for attr in _PY_DATASET:
+            try:
+                text = _scalar(getattr(value, attr))
+            except Exception:
+                continue
+            if text is not None:
+                found.append((f"{label}.{attr}", text))
+        return found
+    if "DatasetV2" in mro or module.startswith("tensorflow.python.data"):
+        return [(f"{label}.kind", "tf.data.Dataset"), (f"{label}.class", cls.__name__)]
+    if cls.__name__ == "generator":
+        return [(f"{label}.kind", "generator")]
+    return []
+
+
+def call_facts(fn: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The facts of ``fn(*args, **kwargs)``; empty for a plain Python call."""
+    out: list[tuple[str, str]] = []
+    try:
+        owner = getattr(fn, "__self__", None)
+        model = owner if owner is not None and _is_model(owner) else fn if _is_model(fn) else None
+        if model is not None:
+            out += model_facts(model)
+        for i, value in enumerate(args):
+            out += input_facts("x" if i == 0 else f"arg{i}", value)
+        for key, value in kwargs.items():
+            out += input_facts(key, value)
+    except Exception:  # facts are a bonus: a strange object must not stop the profile
+        return tuple(out)
+    return tuple(out)

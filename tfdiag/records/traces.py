@@ -1,0 +1,61 @@
+"""Graph traces seen during a run: which ``tf.function`` was traced, on which call, with
+what arguments — the evidence that names a retracing cause.
+
+Recorded by :mod:`tfdiag.capture.traces` in the profiled pass; stored with the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: Traces kept per run (a retracing loop would otherwise grow the report without bound).
+MAX_TRACES = 2000
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One trace of a Python function into a graph.
+
+    Attributes:
+        call: which call of the profiled pass it happened in (0: the cold call).
+        function: the traced Python function's qualified name.
+        file, line: where that function is defined (the user's file, or TF/Keras for their
+            own functions such as tf.data's).
+        name: the ``tf.function``'s name (``Dataset_map_lambda`` for tf.data functions).
+        params: ``(parameter, type)`` as TensorFlow saw them: ``TensorSpec(shape=(8, 4), ...)``
+            for a tensor, ``Literal[3]`` for a Python value.
+        function_id: an id of the ``tf.function`` object (equal ids: the same object).
+    """
+
+    call: int
+    function: str
+    file: str
+    line: int
+    name: str
+    params: tuple[tuple[str, str], ...]
+    function_id: int = 0
+
+    def to_json(self) -> list[Any]:
+        return [
+            self.call,
+            self.function,
+            self.file,
+            self.line,
+            self.name,
+            [list(p) for p in self.params],
+            self.function_id,
+        ]
+
+    @classmethod
+    def from_json(cls, row: Any) -> TraceEvent:
+        call, function, file, line, name, params, *rest = row
+        return cls(
+            call=int(call),
+            function=str(function),
+            file=str(file),
+            line=int(line),
+            name=str(name),
+            params=tuple((str(k), str(v)) for k, v in params),
+            function_id=int(rest[0]) if rest else 0,
+        )
