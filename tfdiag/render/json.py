@@ -94,7 +94,7 @@ def _probe_summary(report: RunRecord) -> dict[str, Any] | None:
     """Derived probe views: each pass's slowdown, op time vs wall, the sampled breakdown."""
     if report.probes is None:
         return None
-    t, tf = report.timing, report.probes.tf_profile
+    tf = report.probes.tf_profile
     ops = op_figures(tf) if tf is not None else None
     shares = sampled_shares(report)
     check = retracing_check(report)
