@@ -82,18 +82,12 @@ def test_callback_overhead_above_and_below_threshold() -> None:
 
 
 def test_eager_execution_needs_many_ops_and_no_graph_call() -> None:
-    def ops(calls: int, graph: bool) -> Node:
-        children = [
-            Node(
-                TF + "ops/gen_math_ops.py",
-                "mat_mul",
-                0.01,
-                calls,
-                children=[
-                    Node("~", "<built-in method x._pywrap_tfe.TFE_Py_FastPathExecute>", 0.5, calls)
-                ],
-            )
-        ]
+    def ops(calls: int, graph: bool, per_op_s: float = 20e-6) -> Node:
+        # Tiny ops: their TFE_Py_FastPathExecute time is dispatch, which a graph removes.
+        fast_path = Node(
+            "~", "<built-in method x._pywrap_tfe.TFE_Py_FastPathExecute>", per_op_s * calls, calls
+        )
+        children = [Node(TF + "ops/gen_math_ops.py", "mat_mul", 0.01, calls, children=[fast_path])]
         if graph:
             children.append(
                 Node(
@@ -107,6 +101,8 @@ def test_eager_execution_needs_many_ops_and_no_graph_call() -> None:
 
     assert "eager-execution" in _one(ops(200, graph=False), method="__call__")
     assert "eager-execution" not in _one(ops(200, graph=True), method="__call__")
+    # Heavy ops (5 ms each) are their kernels: a graph would not make them much faster.
+    assert "eager-execution" not in _one(ops(200, graph=False, per_op_s=5e-3), method="__call__")
     assert "eager-execution" not in _one(ops(50, graph=False), method="__call__")  # 5 per call
 
 

@@ -141,7 +141,8 @@ def _finding_ids(report: Report) -> list[str]:
 def test_compute_bound_is_backed_by_op_time_when_present() -> None:
     report = _report(0.01)
     recorded = _tf_profile(0.01)
-    neutral = replace(recorded, verdict="Your program is NOT input-bound.")
+    no_wait = tuple((k, 0.0 if k.startswith("input") else v) for k, v in recorded.breakdown_ms)
+    neutral = replace(recorded, verdict="Your program is NOT input-bound.", breakdown_ms=no_wait)
     busy = (neutral.op_s - neutral.input_op_s) / N  # the model's own op time per iteration
 
     def with_wall(wall: float, tf: TfProfile = neutral) -> Report:
@@ -152,7 +153,9 @@ def test_compute_bound_is_backed_by_op_time_when_present() -> None:
     assert found["compute-bound"].evidence[0].startswith("TF profiler: the model's ops take")
     assert found["compute-bound"].impact == pytest.approx(0.8, abs=1e-3)
     assert "compute-bound" not in _finding_ids(with_wall(busy / 0.2))
-    assert "compute-bound" in _finding_ids(replace(report, probes=None))
+    # Without the TF profiler, time inside a graph call may be waiting as much as computing:
+    # compute-bound is not claimed, however much of the profile is op execution.
+    assert "compute-bound" not in _finding_ids(replace(report, probes=None))
 
 
 def test_tf_data_ops_and_an_input_bound_verdict_are_not_compute() -> None:

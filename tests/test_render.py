@@ -40,7 +40,8 @@ def test_view_shows_call_timing_classes_breakdown_culprits_findings() -> None:
     assert "input pipeline / data adapter" in text
     assert "array_data_adapter.py:ArrayDataAdapter.get_tf_dataset" in text
     assert "1. [high] per-call-input-pipeline" in text
-    assert "Fix: For in-memory batches call `model.predict_on_batch(x)`" in text
+    assert "Fix: `model.predict` builds a data pipeline" in text
+    assert "For in-memory batches call `model.predict_on_batch(x)`" in " ".join(text.split())
 
 
 def test_bare_prof_view_labels_its_fallback() -> None:

@@ -53,8 +53,15 @@ def test_a_weak_leaf_takes_the_culprit_above_it_looking_through_wrappers() -> No
     assert _category(*stack) is Category.INPUT_PIPELINE
 
 
-def test_a_weak_leaf_under_no_culprit_keeps_its_own_category() -> None:
+def test_a_weak_leaf_takes_the_nearest_culprit_on_its_path_through_plain_frames() -> None:
+    # As in the cProfile attribution: an op run by a helper of a tf.data builder is the
+    # builder's (input pipeline), not op execution.
     stack = ((USER, "step"), (DATA, "make"), (PLAIN, "helper"), (OPS, "execute"))
+    assert _category(*stack) is Category.INPUT_PIPELINE
+
+
+def test_a_weak_leaf_under_no_culprit_keeps_its_own_category() -> None:
+    stack = ((USER, "step"), (PLAIN, "helper"), (OPS, "execute"))
     assert _category(*stack) is Category.OP_EXECUTION
 
 

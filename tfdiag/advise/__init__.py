@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tfdiag.advise.detectors import user_finding
+from tfdiag.advise.evidence import effective_kind
 from tfdiag.advise.finding import (
     CallKind,
     Context,
@@ -20,6 +20,7 @@ from tfdiag.advise.finding import (
     call_kind,
 )
 from tfdiag.advise.table import FINDINGS
+from tfdiag.advise.user import user_finding
 from tfdiag.analysis.pipeline import Analysis, analysis_of
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
@@ -85,22 +86,40 @@ def findings_computed(record: RunRecord) -> tuple[Finding, ...] | None:
     return found
 
 
+#: A steady-state finding must remove at least this share to rank above the conclusion that
+#: the model's own ops dominate; below it, it follows that conclusion.
+LEAD = 0.15
+
+
+def _rank(spec: FindingSpec, impact: float) -> tuple[int, float]:
+    """Steady-state findings that remove a real share of every iteration come first, then
+    the conclusion that the model's ops dominate, then minor steady-state ones, then
+    one-time costs (whatever the number of iterations, which only scales those)."""
+    if spec.tier == "steady":
+        group = 0 if impact >= LEAD else 2
+    else:
+        group = 1 if spec.tier == "conclusion" else 3
+    return group, -impact
+
+
 def advise(
     record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec] = FINDINGS
 ) -> tuple[Finding, ...]:
     """Run every detector of ``table``, then the record's own finding rules; findings ranked
-    by impact, highest first."""
+    by tier and impact (:func:`_rank`), each with the fix text for what was called."""
     kind = call_kind(record.call.method)
     table = (*table, *(user_spec(r) for r in record.finding_rules))
     found = []
     for order, spec in enumerate(table):
-        d = spec.detect(Context(record, analysis, kind, spec.thresholds))
+        ctx = Context(record, analysis, kind, spec.thresholds)
+        d = spec.detect(ctx)
         if d is None:
             continue
         impact = round(min(max(d.impact, 0.0), 1.0), 4)
-        finding = Finding(
-            spec.id, spec.title, spec.severity(impact), impact, d.evidence, spec.fix_for(d, kind)
-        )
-        found.append((-impact, order, finding))
+        found.append((_rank(spec, impact), order, spec, d, impact, ctx))
     found.sort(key=lambda t: (t[0], t[1]))
-    return tuple(f for _, _, f in found)
+    out = []
+    for n, (_, _, spec, d, impact, ctx) in enumerate(found):
+        fix = spec.fix_for(d, effective_kind(ctx), leads=n == 0)
+        out.append(Finding(spec.id, spec.title, spec.severity(impact), impact, d.evidence, fix))
+    return tuple(out)

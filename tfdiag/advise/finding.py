@@ -98,6 +98,9 @@ class FindingSpec:
         thresholds: the numbers the detector compares against, by name.
         bands: impact from which the severity is ``high`` and ``medium`` (else ``low``).
         when: when it fires, in words (docs/catalog.md).
+        tier: how it ranks against the others (:data:`TIERS`): a share of every iteration a
+            fix removes (``steady``), a conclusion about what is left (``conclusion``: the
+            model's own ops), or a one-time cost (``one-time``).
     """
 
     id: str
@@ -107,10 +110,13 @@ class FindingSpec:
     thresholds: Mapping[str, float] = field(default_factory=dict)
     bands: tuple[float, float] = (0.3, 0.1)
     when: str = ""
+    tier: str = "steady"
 
     def __post_init__(self) -> None:
         if "other" not in self.fixes:
             raise ValueError(f"finding {self.id!r}: its fixes need an 'other' entry")
+        if self.tier not in TIERS:
+            raise ValueError(f"finding {self.id!r}: tier must be one of {TIERS}")
         object.__setattr__(self, "fixes", MappingProxyType(dict(self.fixes)))
         object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
 
@@ -118,12 +124,17 @@ class FindingSpec:
         high, medium = self.bands
         return "high" if impact >= high else "medium" if impact >= medium else "low"
 
-    def fix_for(self, detection: Detection, kind: CallKind) -> str:
-        """The fix text for this run: the detection's variant, else the call kind's."""
-        for key in (detection.variant, kind.value, "other"):
+    def fix_for(self, detection: Detection, kind: CallKind, *, leads: bool = False) -> str:
+        """The fix text for this run: the ``alone`` text when the finding leads and has one,
+        else the detection's variant, else the call kind's."""
+        for key in ("alone" if leads else None, detection.variant, kind.value, "other"):
             if key is not None and key in self.fixes:
                 return _fill(self.fixes[key], detection.values)
         raise AssertionError("unreachable: 'other' is required")
+
+
+#: Ranking tiers (see :func:`tfdiag.advise.advise`).
+TIERS = ("steady", "conclusion", "one-time")
 
 
 class _Missing(dict[str, Any]):

@@ -1,42 +1,51 @@
 """The findings table: every built-in finding as data — id, title, severity bands, the
-thresholds its detector reads, the fix text per call kind — and the detector itself.
+thresholds its detector reads, the fix text per call kind or variant, its ranking tier —
+and the detector itself.
 
-docs/catalog.md is generated from this table (``python -m tfdiag catalog``). Fix
-texts live here only; a finding picks the text for the call kind that was profiled
-(``predict``, ``fit``, ``evaluate``, ``on-batch``, ``custom-loop``, ``other``) or for a
-variant its detector names.
+docs/catalog.md is generated from this table (``python -m tfdiag catalog``). Fix texts
+live here only; a finding picks the text for the variant its detector names, else for
+the call kind that was profiled (``predict``, ``fit``, ``evaluate``, ``on-batch``,
+``custom-loop``, ``other``), with ``alone`` used when the finding leads the report.
 """
 
 from __future__ import annotations
 
-from tfdiag.advise import detectors, timeline
+from tfdiag.advise import calls, data, graphs, timeline, work
 from tfdiag.advise.finding import FindingSpec
 
 MEASURE_ON_YOUR_MODEL = (
     " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
     "(`python -m tfdiag compare`) times each and recommends the fastest."
 )
+_RETRACE_SHAPE = (
+    "Give the `tf.function` `reduce_retracing=True`, or an `input_signature` with `None` for "
+    "the dimension that changes (`tf.TensorSpec([None, ...])`); or pad / bucket the inputs to "
+    "a few fixed shapes (`drop_remainder=True` for a short last batch)."
+)
 
 FINDINGS: tuple[FindingSpec, ...] = (
     FindingSpec(
         "per-call-input-pipeline",
         "A data adapter / tf.data pipeline is built on every call",
-        detectors.per_call_input_pipeline,
+        calls.per_call_input_pipeline,
         fixes={
-            "predict": "For in-memory batches call `model.predict_on_batch(x)` or "
-            "`model(x, training=False)` (inside a `tf.function` for repeated calls) instead of "
-            "`model.predict(x)`; for many batches make one `predict` call over a "
+            "predict": "`model.predict` builds a data pipeline, callbacks and output buffers on "
+            "every call. For in-memory batches call `model.predict_on_batch(x)` or "
+            "`model(x, training=False)` (inside a `tf.function` built once, for repeated calls) "
+            "instead of `model.predict(x)`; for many batches make one `predict` call over all of "
+            "them." + MEASURE_ON_YOUR_MODEL,
+            "fit": "Each `fit` call builds a data pipeline and callbacks. Call `fit` once with "
+            "`epochs=...` over all the data (or a `tf.data.Dataset` built once, with "
+            "`steps_per_epoch`) instead of calling `fit` per batch; in an online or RL loop use "
+            "`model.train_on_batch(x, y)` or a `tf.function` train step with `tf.GradientTape`, "
+            "and gather experiences into larger batches." + MEASURE_ON_YOUR_MODEL,
+            "evaluate": "Each `evaluate` call builds a data pipeline and callbacks: call "
+            "`model.test_on_batch(x, y)` per batch, or make one `evaluate` call over a "
             "`tf.data.Dataset` built once." + MEASURE_ON_YOUR_MODEL,
-            "fit": "Call `fit` once with `epochs=...` over all the data (or over a "
-            "`tf.data.Dataset` built once, with `steps_per_epoch`) instead of calling `fit` per "
-            "batch; for a custom loop use `train_on_batch(x, y)` or a `tf.function` train step "
-            "with `tf.GradientTape`." + MEASURE_ON_YOUR_MODEL,
-            "evaluate": "Call `test_on_batch(x, y)` per batch, or one `evaluate` over a "
-            "`tf.data.Dataset`." + MEASURE_ON_YOUR_MODEL,
-            "on-batch": "`{method}` still wraps each batch in a data iterator; a `tf.function` "
-            "step (`tf.GradientTape` for training, `model(x, training=False)` for inference) "
-            "called with tensors avoids it, or one `fit`/`predict` over a `tf.data.Dataset`."
-            + MEASURE_ON_YOUR_MODEL,
+            "on-batch": "`{method}` still wraps each batch in a data handler: call the model "
+            "in a `tf.function` step built once (`tf.GradientTape` for training, "
+            "`model(x, training=False)` for inference) with tensors, or make one `fit`/`predict` "
+            "over a `tf.data.Dataset`." + MEASURE_ON_YOUR_MODEL,
             "other": "Build the input pipeline (`tf.data.Dataset`) once, outside the repeated "
             "call, and iterate over it; for single in-memory batches call the model directly."
             + MEASURE_ON_YOUR_MODEL,
@@ -44,14 +53,84 @@ FINDINGS: tuple[FindingSpec, ...] = (
         thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
         when="an input-pipeline function that *builds* a pipeline (an adapter, a dataset, an "
         "iterator: `PIPELINE_BUILDERS` in the catalog) runs ≥ `min_calls_per_iteration` per "
-        "steady iteration and its cumulative time is ≥ `min_share` of steady state; reading "
-        "the next batch from a pipeline (as inside one `fit`) does not count",
+        "steady iteration, not once per epoch, and its cumulative time is ≥ `min_share` of "
+        "steady state; reading the next batch from a pipeline (as inside one `fit`) does not "
+        "count",
+    ),
+    FindingSpec(
+        "per-epoch-overhead",
+        "Many short epochs: starting each epoch costs more than its steps",
+        calls.per_epoch_overhead,
+        fixes={
+            "other": "Each `fit` runs {epochs} epochs of {steps} step(s): every epoch re-creates "
+            "the data iterator and runs the epoch callbacks. Use fewer, longer epochs: repeat the "
+            "data (`ds.repeat()`, or `np.tile` for arrays) and set `steps_per_epoch`, or divide "
+            "`epochs` accordingly; run validation and checkpoints every N epochs.",
+        },
+        thresholds={"min_epochs": 4, "max_steps_per_epoch": 4, "min_share": 0.3},
+        when="one `fit` runs ≥ `min_epochs` epochs of ≤ `max_steps_per_epoch` steps, and the "
+        "time outside the step function is ≥ `min_share` of steady state",
+    ),
+    FindingSpec(
+        "per-step-overhead",
+        "Many tiny steps: each step's fixed cost outweighs its work",
+        calls.per_step_overhead,
+        fixes={
+            "keras-train": "Each of the {steps} steps per call pays a fixed Python cost (a graph "
+            "call, callbacks, logs) that dwarfs its batch. Run many steps per graph call with "
+            "`model.compile(..., steps_per_execution=32)`, and use a larger `batch_size` where "
+            "training allows ({batch_size} now).",
+            "keras-predict": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
+            "`batch_size` to `predict` (e.g. `batch_size=1024`; the outputs do not change), or "
+            "`model.compile(..., steps_per_execution=...)`.",
+            "keras-test": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
+            "`batch_size` to `evaluate`, or `model.compile(..., steps_per_execution=...)`.",
+            "other": "Your `tf.function` step is called {steps}× per call on tiny batches: batch "
+            "more samples per call, or run several steps inside one `tf.function` (a `tf.range` "
+            "loop over the batches), so the fixed cost of a call is paid once.",
+        },
+        thresholds={"min_steps_per_iteration": 16, "min_overhead_share": 0.5},
+        when="≥ `min_steps_per_iteration` Keras steps (or graph function calls) per call, and "
+        "the model's own work (TF profiler: op time and input waits) is less than "
+        "1 − `min_overhead_share` of the time",
+    ),
+    FindingSpec(
+        "model-rebuilt-per-call",
+        "A model or tf.function is rebuilt on every call",
+        calls.model_rebuilt_per_call,
+        fixes={
+            "model": "A model is built, loaded or compiled on every call, and everything Keras "
+            "built for the last one (its graphs, its compiled step) is thrown away. Build or load "
+            "it once, outside the loop, and reuse it (`set_weights` to change its weights).",
+            "function": "A new `tf.function` is made on every call (defined inside the function "
+            "you call), so it is traced again each time: define the `tf.function` once, outside "
+            "the loop, and call that object.",
+            "other": "Build models and `tf.function`s once, outside the repeated call, and "
+            "reuse them.",
+        },
+        thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
+        when="a Keras model constructor, `load_model`, `clone_model` or `compile` runs ≥ "
+        "`min_calls_per_iteration` per iteration, or the same user function is traced again "
+        "with the same argument types on most calls; its time is ≥ `min_share`",
     ),
     FindingSpec(
         "per-iteration-tracing",
         "Graphs are traced on every iteration",
-        detectors.per_iteration_tracing,
+        graphs.per_iteration_tracing,
         fixes={
+            "python-value": "Pass the changing value as a tensor (`tf.constant(i)`): a Python "
+            "number is part of a graph's signature, so each new one is a new graph; a tensor is an "
+            "input of the same graph.",
+            "python-structure": "Pass a tensor (`tf.constant(values)`) or a fixed-length tuple "
+            "of tensors instead of a Python list or dict whose contents change.",
+            "shape": _RETRACE_SHAPE,
+            "keras-shape": "Keras traces its step again for each new input shape: keep the "
+            "batch shape fixed (`drop_remainder=True`, pad the last batch) or bucket inputs to "
+            "a few shapes. " + _RETRACE_SHAPE,
+            "dtype": "Cast the inputs to one dtype (`tf.cast`, `.astype('float32')`) before the "
+            "call: each dtype is a new graph.",
+            "new-function": "The `tf.function` is made anew on every call: define it once, "
+            "outside the loop, and call that object (see `model-rebuilt-per-call`).",
             "via-data": "The traces are the tf.data functions of the pipeline built on every "
             "call: the fix for `per-call-input-pipeline` removes them too.",
             "other": "Something is retraced on every call: create the `tf.function` once, "
@@ -60,30 +139,151 @@ FINDINGS: tuple[FindingSpec, ...] = (
         },
         thresholds={"min_calls_per_iteration": 0.5},
         when="a tracer (`TRACERS` in the catalog) runs ≥ `min_calls_per_iteration` per steady "
-        "iteration",
+        "iteration; the cause is read from the recorded traces (which argument, which "
+        "dimension, a new function object, tf.data's functions)",
     ),
     FindingSpec(
         "eager-execution",
         "Ops run eagerly, one Python dispatch each",
-        detectors.eager_execution,
+        graphs.eager_execution,
         fixes={
-            "other": "Run the step as a graph: wrap it in `tf.function` (for a model call, "
-            "`tf.function(lambda x: model(x, training=False))`), and do not compile with "
-            "`run_eagerly=True`.",
+            "run-eagerly": "The model is compiled with `run_eagerly=True`, a debugging setting: "
+            "compile it without it (`model.compile(..., run_eagerly=False)`, the default) so "
+            "`fit`/`predict`/`evaluate` run their step as a graph.",
+            "run-functions-eagerly": "`tf.config.run_functions_eagerly(True)` is on, so every "
+            "`tf.function` runs as plain Python: turn it off "
+            "(`tf.config.run_functions_eagerly(False)`).",
+            "other": "Run the step as a graph: decorate your train step (forward pass, loss, "
+            "`tape.gradient`, `apply_gradients`) with `@tf.function`, or call the model through "
+            "`predict = tf.function(lambda x: model(x, training=False))` built once and reused; "
+            "keep logging and `.numpy()` calls outside it.",
         },
         thresholds={
             "min_ops_per_iteration": 10,
             "max_graph_calls_per_iteration": 1,
-            "min_share": 0.05,
+            "min_share": 0.10,
+            "dispatch_s": 25e-6,
         },
-        when="≥ `min_ops_per_iteration` eager op dispatches per iteration, fewer than "
-        "`max_graph_calls_per_iteration` graph function calls, and their time ≥ `min_share` "
-        "of steady state",
+        when="≥ `min_ops_per_iteration` eager op dispatches per iteration and fewer than "
+        "`max_graph_calls_per_iteration` graph function calls; impact: the steady-state share "
+        "outside the ops' kernels (their dispatch time less `dispatch_s` per op) and outside "
+        "what other findings account for (≥ `min_share`)",
+    ),
+    FindingSpec(
+        "python-in-graph",
+        "Python runs inside the step's graph (py_function / numpy_function)",
+        graphs.python_in_graph,
+        fixes={
+            "other": "Rewrite the Python function with TensorFlow ops (`tf.math`, `tf.strings`, "
+            "`tf.image`, `tf.signal`...) so it runs inside the graph: a `tf.py_function` or "
+            "`tf.numpy_function` stops the graph on every call, takes the GIL and cannot be "
+            "compiled. If it must stay in Python, call it less often (a metric once per epoch) "
+            "or outside the step.",
+        },
+        thresholds={"min_share": 0.10},
+        when="with the TF profiler: `PyFunc`/`EagerPyFunc` ops outside tf.data's threads take "
+        "≥ `min_share` of the step",
+    ),
+    FindingSpec(
+        "input-bound",
+        "Input-bound: the step waits for its data",
+        data.input_bound,
+        fixes={
+            "py-function": "The pipeline runs Python (`tf.py_function`/`tf.numpy_function`) for "
+            "every element, under the GIL: rewrite the transform with TensorFlow ops "
+            "(`tf.io.decode_csv`, `tf.strings`, `tf.image`, `tf.math`) so tf.data runs it in "
+            "parallel; `num_parallel_calls` alone cannot speed up Python much. Then "
+            "`.prefetch(tf.data.AUTOTUNE)` last, and `.cache()` after steps that give the same "
+            "result every epoch.",
+            "generator": "A Python generator feeds the pipeline one element at a time under the "
+            "GIL: for in-memory data use `tf.data.Dataset.from_tensor_slices(arrays)`; otherwise "
+            "yield whole batches, or move the work into tf.data transformations with "
+            "`num_parallel_calls=tf.data.AUTOTUNE`, and end with `.prefetch(tf.data.AUTOTUNE)`.",
+            "pydataset": "The `PyDataset` prepares batches on the training thread: pass "
+            "`workers=4` (and `use_multiprocessing=True` for CPU-heavy Python) to it, through "
+            "your `__init__`'s `super().__init__(**kwargs)`, so batches are made while the model "
+            "trains; Keras 3 ignores these arguments in `fit()`.",
+            "map-before-batch": "The `map` function runs once per element, before `batch`: "
+            "where it can take a whole batch, batch first and map a vectorized function "
+            "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
+            "Add `.cache()` after expensive steps that give the same result every epoch "
+            "(decoding, resizing) and `.prefetch(tf.data.AUTOTUNE)` last.",
+            "read": "Reading the files is the bottleneck: read several in parallel "
+            "(`interleave(..., num_parallel_calls=tf.data.AUTOTUNE)`), `prefetch(tf.data."
+            "AUTOTUNE)`, and `cache()` once decoded if it fits in memory or on local disk.",
+            "other": "Parallelise and overlap the pipeline: `map(f, num_parallel_calls="
+            "tf.data.AUTOTUNE)`, `.prefetch(tf.data.AUTOTUNE)` as the last step, `.cache()` after "
+            "expensive steps that give the same result every epoch (decoding, resizing), and "
+            "`batch()` before a vectorized `map` rather than mapping element by element.",
+        },
+        thresholds={"min_share": 0.10},
+        when="with the TF profiler: XProf's input time (the step waiting for its next batch) "
+        "is ≥ `min_share` of the step; without it: reading the next batch, or the user's "
+        "data code run by Keras, takes ≥ `min_share` of steady state",
+    ),
+    FindingSpec(
+        "conversion-overhead",
+        "Converting data to and from tensors costs time",
+        data.conversion_overhead,
+        fixes={
+            "float64": "The input is float64: convert it once, up front (`x = x.astype("
+            "'float32')` or `x = tf.convert_to_tensor(x, tf.float32)`), not on every call; Keras "
+            "models compute in float32 and copy a float64 input on each call.",
+            "python-lists": "Build the input tensor once (`tf.constant(...)`, or "
+            "`np.asarray(..., 'float32')`) instead of passing Python lists on every call.",
+            "other": "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, "
+            "tf.float32)` and pass the tensor; keep outputs as tensors when the next step is "
+            "TensorFlow.",
+        },
+        thresholds={"min_share": 0.10},
+        when="converting the call's own inputs (not an op's arguments) + output conversion ≥ "
+        "`min_share` of steady state",
+    ),
+    FindingSpec(
+        "callback-overhead",
+        "Callbacks and the progress bar cost time",
+        work.callback_overhead,
+        fixes={
+            "user": "Your callback's per-batch hook runs on every batch, in line with the "
+            "steps: move the work to `on_epoch_end`, or do it every N batches "
+            "(`if batch % 100 == 0:`), and keep it out of the training thread if it is I/O.",
+            "progbar": "`verbose=1` redraws the progress bar every batch: pass `verbose=2` (one "
+            "line per epoch) or `verbose=0`.",
+            "keras": "A Keras callback does per-batch work: log per epoch (`TensorBoard("
+            "update_freq='epoch')`, no `profile_batch`), or raise `steps_per_execution` in "
+            "`compile()` so callbacks run once per several batches.",
+            "other": "Pass `verbose=0` (or `verbose=2`), drop callbacks you don't need, move "
+            "per-batch work to `on_epoch_end`, and raise `steps_per_execution` in `compile()` so "
+            "callbacks run once per several batches.",
+        },
+        thresholds={"min_share": 0.05},
+        when="everything run by Keras' callback hooks (the user's own callbacks included) and "
+        "the progress bar ≥ `min_share` of steady state",
+    ),
+    FindingSpec(
+        "compute-bound",
+        "Compute-bound: the time is in the model's own ops",
+        work.compute_bound,
+        fixes={
+            "alone": "The time is in the model's own TensorFlow ops (measured with the TF "
+            "profiler), so Python-side changes won't help: make the work cheaper "
+            "(`jit_compile=True` in `compile()`, mixed precision on a GPU, a smaller model or "
+            "input) or run it on faster hardware.",
+            "other": "Most of what is left is the model's own ops: after the fixes above, make "
+            "them cheaper (`jit_compile=True` in `compile()`, mixed precision on a GPU, a "
+            "smaller model or input).",
+        },
+        thresholds={"min_share": 0.5, "max_input_wait": 0.2},
+        tier="conclusion",
+        when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
+        "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
+        "input less than `max_input_wait`; it says Python-side changes won't help only when no "
+        "other finding leads",
     ),
     FindingSpec(
         "build-dominated",
         "One-time build cost dominates",
-        detectors.build_dominated,
+        work.build_dominated,
         fixes={
             "other": "This is one-time cost: make one warm-up call before timing or serving, "
             "keep the model and its compiled functions alive (no `compile()`, "
@@ -91,47 +291,9 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "steady state.",
         },
         thresholds={"min_share": 0.5, "cold_ratio": 10, "min_share_when_cold": 0.2},
+        tier="one-time",
         when="one-time cost (cold call minus one steady iteration) ≥ `min_share` of profiled "
         "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`",
-    ),
-    FindingSpec(
-        "conversion-overhead",
-        "Converting data to and from tensors costs time",
-        detectors.conversion_overhead,
-        fixes={
-            "other": "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, "
-            "tf.float32)` and pass the tensor; keep outputs as tensors when the next step is "
-            "TensorFlow.",
-        },
-        thresholds={"min_share": 0.10},
-        when="tensor + output conversion ≥ `min_share` of steady state",
-    ),
-    FindingSpec(
-        "callback-overhead",
-        "Callbacks and the progress bar cost time",
-        detectors.callback_overhead,
-        fixes={
-            "other": "Pass `verbose=0` (or `verbose=2`), drop callbacks you don't need, and "
-            "raise `steps_per_execution` in `compile()` so callbacks run once per several "
-            "batches.",
-        },
-        thresholds={"min_share": 0.05},
-        when="callbacks & progress bar ≥ `min_share` of steady state",
-    ),
-    FindingSpec(
-        "compute-bound",
-        "Compute-bound: the time is in op execution",
-        detectors.compute_bound,
-        fixes={
-            "other": "The time is in TensorFlow ops, so Python-side changes won't help: make "
-            "the work cheaper (a smaller model or batch, `jit_compile=True` in `compile()`, "
-            "mixed precision on a GPU) or run it on faster hardware.",
-        },
-        thresholds={"min_share": 0.5},
-        when="with the TF profiler probe: the model's ops (tf.data's left out) cover ≥ "
-        "`min_share` of the wall time and XProf does not call the run input-bound; without "
-        "it: op execution ≥ `min_share` of steady state and more than input pipeline + "
-        "tracing + conversion",
     ),
     FindingSpec(
         "warmup",
@@ -144,6 +306,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "the first call: inputs whose shape or dtype changes between calls (retracing), or "
             "lazily created state.",
         },
+        tier="one-time",
         when="the first timed iteration would count as a spike and the ones after it stay "
         "above the steady band (docs/timeline.md)",
     ),

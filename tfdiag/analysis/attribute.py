@@ -15,7 +15,7 @@ time-weighted estimate otherwise (the sampling probe gives full stacks).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tfdiag.analysis.classify import Classification, CostClass
@@ -26,8 +26,8 @@ from tfdiag.records.stats import FunctionStat, ProfileStats
 Dist = Mapping[Category, float]
 _OTHER: Dist = {Category.OTHER: 1.0}
 _USER: Dist = {Category.USER_CODE: 1.0}
-#: How many wrapper frames a weak rule looks through to find its caller's culprit.
-_WRAPPER_DEPTH = 4
+#: Contexts a weak rule's time does not go to: no culprit, or a conversion.
+_WEAK_KEEPS = frozenset({Category.OTHER, Category.TENSOR_CONVERSION})
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ def match_rules(stats: ProfileStats, catalog: Catalog) -> tuple[Rule | None, ...
     return tuple(catalog.match(f.file, f.name) for f in stats.functions)
 
 
-def _edge_weights(fn: FunctionStat) -> list[float]:
+def edge_weights(fn: FunctionStat) -> list[float]:
+    """Each caller edge's share of ``fn``'s time (by self time, else by calls)."""
     weights = [e.self_s for e in fn.callers]
     if sum(weights) <= 0:
         weights = [float(e.calls) for e in fn.callers]
@@ -80,21 +81,12 @@ def _is_strong(rule: Rule | None) -> bool:
     return rule is not None and rule.category is not Category.WRAPPER and not rule.weak
 
 
-def inherited_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tuple[Dist, ...]:
-    """For each function: the culprit mix its callees inherit (the nearest enclosing culprit)."""
-    fns = stats.functions
+def _propagate(fns: Sequence[FunctionStat], direct: Callable[[int], Dist | None]) -> list[Dist]:
+    """Each function's distribution: ``direct(i)`` where it says, else its callers' mixed by
+    the time each accounts for (recursively; a root with nothing of its own is OTHER).
+    Iterative, so deep call chains need no recursion; a cycle is cut where it closes."""
     result: list[Dist | None] = [None] * len(fns)
     in_progress = [False] * len(fns)
-
-    def direct(i: int) -> Dist | None:
-        rule = rules[i]
-        if _is_strong(rule):
-            assert rule is not None
-            return {rule.category: 1.0}
-        if rule is None and is_user_code(fns[i].file):
-            return _OTHER
-        return None
-
     for start in range(len(fns)):
         if result[start] is not None:
             continue
@@ -118,7 +110,7 @@ def inherited_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -
                 in_progress[i] = True
                 stack.extend(pending)
                 continue
-            weights = _edge_weights(fns[i])
+            weights = edge_weights(fns[i])
             parts = [
                 (w, result[e.caller] or _OTHER)  # a caller still in progress closes a cycle
                 for w, e in zip(weights, fns[i].callers)
@@ -127,43 +119,82 @@ def inherited_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -
             result[i] = _mix(parts) if parts else _OTHER
             in_progress[i] = False
             stack.pop()
-    return tuple(r if r is not None else _OTHER for r in result)
+    return [r if r is not None else _OTHER for r in result]
 
 
-def _caller_culprit(stats: ProfileStats, rules: Sequence[Rule | None], i: int) -> Rule | None:
-    """The strong culprit directly above ``i``, looking through wrapper frames."""
-    fn = stats.functions[i]
-    for _ in range(_WRAPPER_DEPTH):
-        if not fn.callers:
-            return None
-        edge = max(fn.callers, key=lambda e: (e.self_s, e.calls))
-        rule = rules[edge.caller]
+def claim_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tuple[Dist, ...]:
+    """For each function: how much of its time runs under a *claiming* culprit (a Keras
+    callback hook, a Keras data adapter calling the user's ``__getitem__``), by category;
+    OTHER is the unclaimed rest. Another culprit in between ends the claim."""
+
+    def direct(i: int) -> Dist | None:
+        rule = rules[i]
+        if rule is not None and rule.claims:
+            return {rule.category: 1.0}
+        return _OTHER if _is_strong(rule) else None
+
+    return tuple(_propagate(stats.functions, direct))
+
+
+def inherited_distributions(
+    stats: ProfileStats,
+    rules: Sequence[Rule | None],
+    claims: Sequence[Dist] | None = None,
+) -> tuple[Dist, ...]:
+    """For each function: the culprit mix its callees inherit (the nearest enclosing culprit).
+
+    The user's own code stops a culprit's reach (what it calls is *other*) unless it runs
+    under a claiming culprit: then its callees inherit the claim.
+    """
+    fns = stats.functions
+    if claims is None:
+        claims = claim_distributions(stats, rules)
+
+    def direct(i: int) -> Dist | None:
+        rule = rules[i]
         if _is_strong(rule):
-            return rule
-        if rule is None or rule.category is not Category.WRAPPER:
-            return None
-        fn = stats.functions[edge.caller]
-    return None
+            assert rule is not None
+            return {rule.category: 1.0}
+        if rule is None and is_user_code(fns[i].file):
+            return claims[i]
+        return None
+
+    return tuple(_propagate(fns, direct))
 
 
 def own_distributions(
-    stats: ProfileStats, rules: Sequence[Rule | None], inherited: Sequence[Dist]
+    stats: ProfileStats,
+    rules: Sequence[Rule | None],
+    inherited: Sequence[Dist],
+    claims: Sequence[Dist] | None = None,
 ) -> tuple[Dist, ...]:
-    """For each function: where its own self time goes."""
+    """For each function: where its own self time goes.
+
+    A weak rule's time goes where its call path's nearest culprit says (a ``MakeIterator``
+    op run for tf.data is input pipeline), else to its own category; the user's own code
+    keeps its time as *user code*, except the part that runs under a claiming culprit.
+    """
+    if claims is None:
+        claims = claim_distributions(stats, rules)
     out: list[Dist] = []
     for i, fn in enumerate(stats.functions):
         rule = rules[i]
         if rule is not None and rule.weak:
-            parts: list[tuple[float, Dist]] = []
-            for w, edge in zip(_edge_weights(fn), fn.callers):
-                caller_rule = rules[edge.caller]
-                above = caller_rule if _is_strong(caller_rule) else None
-                if caller_rule is not None and caller_rule.category is Category.WRAPPER:
-                    above = _caller_culprit(stats, rules, edge.caller)
-                parts.append((w, {(above or rule).category: 1.0}))
-            out.append(_mix(parts) if parts else {rule.category: 1.0})
+            # An op run for a culprit is that culprit's; but an op converting an argument is
+            # still an op, so a conversion's context does not take it.
+            dist = {c: s for c, s in inherited[i].items() if c not in _WEAK_KEEPS}
+            rest = 1.0 - sum(dist.values())
+            if rest > 1e-12:
+                dist[rule.category] = dist.get(rule.category, 0.0) + rest
+            out.append(dist)
         elif rule is None and is_user_code(fn.file):
-            out.append(_USER)
+            claim = claims[i]
+            if claim is _OTHER:
+                out.append(_USER)
+            else:
+                out.append(
+                    {Category.USER_CODE if c is Category.OTHER else c: s for c, s in claim.items()}
+                )
         else:
             out.append(inherited[i])
     return tuple(out)
@@ -177,7 +208,8 @@ def attribute(
 ) -> Attribution:
     """Split the profiled total over categories (and cost classes) without overlap."""
     if own is None:
-        own = own_distributions(stats, rules, inherited_distributions(stats, rules))
+        claims = claim_distributions(stats, rules)
+        own = own_distributions(stats, rules, inherited_distributions(stats, rules, claims), claims)
     by_category: dict[Category, float] = {}
     by_class: dict[tuple[Category, CostClass], float] = {}
     for fn, dist, cls in zip(stats.functions, own, classes):

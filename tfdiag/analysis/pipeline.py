@@ -12,6 +12,7 @@ from tfdiag.analysis.attribute import (
     Attribution,
     Dist,
     attribute,
+    claim_distributions,
     inherited_distributions,
     match_rules,
     own_distributions,
@@ -125,8 +126,9 @@ def analyze(report: RunRecord) -> Analysis:
     catalog = default_catalog().with_rules(report.rules)
     rules = match_rules(stats, catalog)
     classes = classify(stats, report.timing.iterations)
-    inherited = inherited_distributions(stats, rules)
-    own = own_distributions(stats, rules, inherited)
+    claims = claim_distributions(stats, rules)
+    inherited = inherited_distributions(stats, rules, claims)
+    own = own_distributions(stats, rules, inherited, claims)
     attribution = attribute(stats, rules, classes, own)
     sums = {cost: 0.0 for cost in CostClass}
     for fn, cls in zip(stats.functions, classes):

@@ -24,10 +24,26 @@ def _strong(rule: Rule | None) -> bool:
     return rule is not None and rule.category is not Category.WRAPPER and not rule.weak
 
 
+def _claim_above(rules: Sequence[Rule | None], j: int) -> Category | None:
+    """The category of the claiming culprit the frame ``j`` runs under, if any."""
+    for k in range(j - 1, -1, -1):
+        r = rules[k]
+        if _strong(r) and r is not None:
+            return r.category if r.claims else None
+    return None
+
+
 def stack_category(
     frames: Sequence[tuple[str, int, str]], rules: Sequence[Rule | None]
 ) -> Category:
-    """Where one sample's time goes. ``frames`` root → leaf, ``rules`` matched per frame."""
+    """Where one sample's time goes, as the cProfile attribution decides it
+    (:mod:`tfdiag.analysis.attribute`). ``frames`` root → leaf, ``rules`` matched per frame.
+
+    The leaf's own culprit wins; a weak leaf (an eager op dispatch) takes the category of
+    the nearest culprit above it, else keeps its own; the user's own code keeps its time
+    unless a claiming culprit (a callback hook, a data adapter) runs it; anything else goes
+    to the nearest culprit above, stopping at the user's code. Wrappers are looked through.
+    """
     if not frames:
         return Category.OTHER
     leaf = len(frames) - 1
@@ -35,22 +51,20 @@ def stack_category(
     if _strong(rule):
         assert rule is not None
         return rule.category
-    if rule is not None and rule.weak:
-        for above in range(leaf - 1, -1, -1):
-            r = rules[above]
-            if r is not None and r.category is Category.WRAPPER:
-                continue
-            return r.category if _strong(r) and r is not None else rule.category
-        return rule.category
     if rule is None and is_user_code(frames[leaf][0]):
-        return Category.USER_CODE
+        return _claim_above(rules, leaf) or Category.USER_CODE
+    context = Category.OTHER
     for above in range(leaf - 1, -1, -1):
         r = rules[above]
         if _strong(r) and r is not None:
-            return r.category
+            context = r.category
+            break
         if r is None and is_user_code(frames[above][0]):
-            return Category.OTHER
-    return Category.OTHER
+            context = _claim_above(rules, above) or Category.OTHER
+            break
+    if rule is not None and rule.weak and context in (Category.OTHER, Category.TENSOR_CONVERSION):
+        return rule.category
+    return context
 
 
 def sampled_breakdown(record: SamplingRecord, catalog: Catalog) -> dict[Category, float]:

@@ -8,6 +8,7 @@ change the model — and never a reason for ``profile()`` to fail.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -87,6 +88,9 @@ def call_facts(fn: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> tuple[tu
     """The facts of ``fn(*args, **kwargs)``; empty for a plain Python call."""
     out: list[tuple[str, str]] = []
     try:
+        tf = sys.modules.get("tensorflow")  # only when the user has imported it
+        if tf is not None:
+            out.append(("functions_run_eagerly", str(bool(tf.config.functions_run_eagerly()))))
         owner = getattr(fn, "__self__", None)
         model = owner if owner is not None and _is_model(owner) else fn if _is_model(fn) else None
         if model is not None:

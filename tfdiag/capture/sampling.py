@@ -62,6 +62,8 @@ class ThreadSampler:
         #: (thread name, codes root → leaf) → [samples, seconds]; "" names the caller.
         self.stacks: dict[tuple[str, tuple[CodeType, ...]], list[float]] = {}
         self.outside_s = 0.0
+        #: Samples skipped because a stack could not be read.
+        self.errors = 0
         self._target = threading.get_ident()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tfdiag-sampler", daemon=True)
@@ -76,7 +78,10 @@ class ThreadSampler:
     def _run(self) -> None:
         self._last = self.clock()
         while not self._stop.wait(self.interval_s):
-            self.sample()
+            try:
+                self.sample()
+            except Exception:  # a stack that changed under us: skip this sample, never crash
+                self.errors += 1
 
     def sample(self) -> None:
         """Read the stacks once; the time since the last sample goes to each of them."""
@@ -84,6 +89,10 @@ class ThreadSampler:
         now = self.clock()
         elapsed, self._last = now - self._last, now
         if not self._record_caller(frames.get(self._target), elapsed):
+            return
+        import os
+
+        if os.environ.get("TFDIAG_EXP_MAIN_ONLY"):
             return
         own = threading.get_ident()
         names = {t.ident: t.name for t in threading.enumerate()}
@@ -135,9 +144,12 @@ def _codes(frame: FrameType | None, stop: CodeType | None) -> tuple[CodeType, ..
     codes: list[CodeType] = []
     depth = 0
     while frame is not None and depth < _MAX_DEPTH:
-        if frame.f_code is stop:
+        if type(frame) is not FrameType:  # another thread's stack moved while it was read
+            return None
+        code = frame.f_code
+        if code is stop:
             return tuple(reversed(codes))
-        codes.append(frame.f_code)
+        codes.append(code)
         frame = frame.f_back
         depth += 1
     return None if stop is not None else tuple(reversed(codes))

@@ -165,7 +165,8 @@ class _Scan:
 
 def _scan(files: TraceFiles) -> _Scan:
     """What the XSpace itself tells beyond xprof's tables: graph builds inside each traced
-    step, and where ``tf.py_function`` ops ran (inside a tf.data iterator or not)."""
+    step, and where ``tf.py_function`` ops ran: on tf.data's threads (``tf_data_*`` lines,
+    or inside an iterator's event) or in the steps' own graphs and ops."""
     steps: list[tuple[int, int]] = []
     builds: list[int] = []
     seconds = {"pipeline": 0.0, "step": 0.0}
@@ -190,8 +191,10 @@ def _scan(files: TraceFiles) -> _Scan:
                         iterators.append((start, start + event.duration_ps))
                     elif is_py_func(name.split(":")[-1]):
                         calls.append((start, event.duration_ps))
+                tf_data = line.name.startswith("tf_data")
                 for start, duration in calls:
-                    key = "pipeline" if any(a <= start <= b for a, b in iterators) else "step"
+                    inside = tf_data or any(a <= start <= b for a, b in iterators)
+                    key = "pipeline" if inside else "step"
                     seconds[key] += duration * 1e-12
                     counts[key] += 1
     if not seen:

@@ -45,7 +45,34 @@ RULES: tuple[Rule, ...] = (
     Rule("tensorflow/python/util/deprecation.py", "*new_func", WR, "deprecation decorator"),
     Rule("~", "<built-in method builtins.next>", WR, "iterator protocol"),
     Rule("~", "<built-in method builtins.iter>", WR, "iterator protocol"),
+    Rule(
+        "tensorflow/python/autograph/impl/api.py",
+        "*do_not_convert.<locals>.wrapper",
+        WR,
+        "autograph pass-through: runs the function as it is (Keras 3 run_eagerly steps)",
+    ),
+    Rule(
+        "tensorflow/python/autograph/impl/api.py",
+        "*call_with_unspecified_conversion_status.<locals>.wrapper",
+        WR,
+        "autograph pass-through",
+    ),
     # -- input pipeline / data adapters -------------------------------------------
+    Rule(
+        "keras/src/trainers/data_adapters/py_dataset_adapter.py",
+        "*",
+        IP,
+        "Keras 3 reads a PyDataset: the user's __getitem__ runs here, on the calling thread "
+        "when it has no workers",
+        claims=True,
+    ),
+    Rule(
+        "keras/src/trainers/data_adapters/generator_data_adapter.py",
+        "*",
+        IP,
+        "Keras 3 reads a Python generator batch by batch",
+        claims=True,
+    ),
     Rule(
         "keras/src/trainers/data_adapters/*",
         "*",
@@ -68,7 +95,9 @@ RULES: tuple[Rule, ...] = (
         "tf_keras/src/engine/data_adapter.py",
         "*",
         IP,
-        "tf_keras wraps the input in a DataHandler and a tf.data pipeline on every call",
+        "tf_keras wraps the input in a DataHandler and a tf.data pipeline on every call, and "
+        "reads a Sequence or generator through it",
+        claims=True,
     ),
     Rule(
         "tensorflow/python/ops/gen_dataset_ops.py",
@@ -211,6 +240,13 @@ RULES: tuple[Rule, ...] = (
     Rule("tensorflow/python/eager/execute.py", "*quick_execute", OX, "TensorFlow runs an op"),
     # -- callbacks & progress -----------------------------------------------------
     Rule(
+        "keras/src/callbacks/callback_list.py",
+        "CallbackList.*",
+        CB,
+        "Keras calls every callback's hooks here, the user's own callbacks included",
+        claims=True,
+    ),
+    Rule(
         "keras/src/callbacks/*",
         "*",
         CB,
@@ -221,6 +257,13 @@ RULES: tuple[Rule, ...] = (
         "*",
         CB,
         "the progress bar redraws every batch",
+    ),
+    Rule(
+        "tf_keras/src/callbacks.py",
+        "CallbackList.*",
+        CB,
+        "tf_keras calls every callback's hooks here, the user's own callbacks included",
+        claims=True,
     ),
     Rule(
         "tf_keras/src/callbacks.py",

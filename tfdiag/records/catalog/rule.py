@@ -68,6 +68,9 @@ class Rule:
             caller is itself a culprit, e.g. a ``MakeIterator`` op run for tf.data.
         entry: a user-facing step function (``Model.predict``): its call count is the number of
             iterations when reading a bare ``.prof``.
+        claims: everything that runs under this function is its category's, the user's own
+            code included: a Keras callback hook calling the user's callback, a data adapter
+            calling the user's ``__getitem__``.
     """
 
     path: str
@@ -76,6 +79,7 @@ class Rule:
     why: str
     weak: bool = False
     entry: bool = False
+    claims: bool = False
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
@@ -89,7 +93,7 @@ class Rule:
         for key in ("path", "function", "why"):
             if key in data and not isinstance(data[key], str):
                 raise InputError(f"a rule's {key!r} must be a string, got {data[key]!r}")
-        for key in ("weak", "entry"):
+        for key in ("weak", "entry", "claims"):
             if key in data and not isinstance(data[key], bool):
                 raise InputError(f"a rule's {key!r} must be true or false, got {data[key]!r}")
         try:
@@ -100,6 +104,7 @@ class Rule:
                 why=str(data.get("why", "")),
                 weak=bool(data.get("weak", False)),
                 entry=bool(data.get("entry", False)),
+                claims=bool(data.get("claims", False)),
             )
         except KeyError as exc:
             raise InputError(f"a rule is missing {exc}") from None

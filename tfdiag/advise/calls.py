@@ -1,0 +1,276 @@
+"""Detectors of how the work is cut into calls: a pipeline built on every call, the fixed
+cost of many short epochs, of many tiny steps, and a model or ``tf.function`` rebuilt on
+every call."""
+
+from __future__ import annotations
+
+import fnmatch
+
+from tfdiag.advise.evidence import (
+    functions,
+    graph_calls_per_iteration,
+    keras_call,
+    keras_steps,
+    pct,
+    per_iteration,
+    steady_share,
+    tf_figures,
+    times,
+)
+from tfdiag.advise.finding import Context, Detection
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import PIPELINE_BUILDERS, Category
+from tfdiag.records.paths import is_user_code
+from tfdiag.records.report import RunRecord
+from tfdiag.records.units import fmt_s
+
+
+def _is_builder(name: str) -> bool:
+    """Does ``name`` build an input pipeline (rather than read from one)?"""
+    last = name.rsplit(".", 1)[-1]
+    return any(
+        fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(last, pattern)
+        for pattern in PIPELINE_BUILDERS
+    )
+
+
+#: Builders that only start reading a dataset: one per pass over a dataset is inherent.
+_ITERATOR_BUILDERS = (
+    "*Iterator.__init__",
+    "*_create_iterator",
+    "make_iterator",
+    "anonymous_iterator*",
+)
+
+
+def _is_iterator_builder(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return any(
+        fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(last, p) for p in _ITERATOR_BUILDERS
+    )
+
+
+def per_call_input_pipeline(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
+    steps = keras_steps(report, analysis)
+    calls = steps.calls if steps is not None else 1.0
+    epochs = steps.epochs_per_call if steps is not None else 0.0
+    rows = []
+    for r in analysis.culprits:
+        if r.category is not Category.INPUT_PIPELINE:
+            continue
+        if not _is_builder(report.profile.functions[r.index].name):
+            continue
+        per = analysis.steady_calls_per_iteration(r.index)
+        if per < ctx.threshold("min_calls_per_iteration"):
+            continue
+        if epochs >= 2 and per / calls >= epochs:  # once per epoch: per-epoch-overhead's
+            continue
+        if _is_iterator_builder(report.profile.functions[r.index].file) and per < 2 and not steps:
+            continue  # one pass over a dataset the user built once: reading it needs one
+        rows.append(r)
+    if not rows or analysis.steady_s <= 0:
+        return None
+    top = max(rows, key=lambda r: analysis.steady.functions[r.index].cum_s)
+    impact = steady_share(analysis, top.index)
+    share = analysis.steady_share(Category.INPUT_PIPELINE)
+    if impact < ctx.threshold("min_share"):
+        return None
+    evidence = [
+        f"`{top.name}` runs {times(analysis, top.index)} per iteration: "
+        f"{pct(impact)} of steady-state time (cumulative)",
+        f"input pipeline self time: {pct(share)} of steady-state time (non-overlapping)",
+    ]
+    for i, _ in functions(
+        report, "tensorflow/python/data/ops/iterator_ops.py", "*_create_iterator"
+    ):
+        evidence.append(f"tf.data iterators created: {times(analysis, i)} per iteration")
+    call = keras_call(report, analysis)
+    if call is not None and call.looped:
+        evidence.insert(
+            0, f"`{call.method}` is called {call.per_iteration:.3g}× per iteration of your code"
+        )
+    method = call.method if call is not None else report.call.method
+    return Detection(impact, tuple(evidence), values={"method": method})
+
+
+def per_epoch_overhead(ctx: Context) -> Detection | None:
+    """One ``fit`` of many short epochs: each epoch re-creates its data iterator and runs
+    the epoch callbacks, which cost more than its few steps."""
+    report, analysis = ctx.record, ctx.analysis
+    steps = keras_steps(report, analysis)
+    if steps is None or steps.kind != "train" or analysis.steady_s <= 0:
+        return None
+    if steps.epochs_per_call < ctx.threshold("min_epochs") or steps.per_epoch > ctx.threshold(
+        "max_steps_per_epoch"
+    ):
+        return None
+    step_s = _step_function_s(report, analysis)
+    impact = max(1.0 - step_s / analysis.steady_s, 0.0)
+    if impact < ctx.threshold("min_share"):
+        return None
+    per_epoch = analysis.steady_s / analysis.iterations / steps.epochs
+    evidence = [
+        f"`fit` runs {steps.epochs_per_call:.0f} epochs of {steps.per_epoch:.3g} step(s) each "
+        f"per call: {fmt_s(per_epoch)} per epoch, of which the steps themselves are "
+        f"{pct(step_s / analysis.steady_s)}",
+    ]
+    iterators = per_iteration(
+        analysis, functions(report, "tensorflow/python/data/ops/iterator_ops.py", "*.__init__")
+    )
+    if iterators >= steps.epochs:
+        evidence.append(
+            f"a tf.data iterator is created {iterators / steps.epochs:.3g}× per epoch "
+            f"({iterators:.3g}× per call)"
+        )
+    return Detection(
+        impact,
+        tuple(evidence),
+        values={"epochs": f"{steps.epochs_per_call:.0f}", "steps": f"{steps.per_epoch:.3g}"},
+    )
+
+
+_STEP_FUNCTIONS = (
+    ("keras/src/backend/tensorflow/trainer.py", "*_make_function.<locals>.function"),
+    ("keras/src/backend/tensorflow/trainer.py", "*.train_step"),
+    ("tf_keras/src/engine/training.py", "*make_train_function.<locals>.train_function"),
+    ("tf_keras/src/engine/training.py", "*make_predict_function.<locals>.predict_function"),
+    ("tf_keras/src/engine/training.py", "*make_test_function.<locals>.test_function"),
+    ("tensorflow/python/eager/polymorphic_function/polymorphic_function.py", "Function.__call__"),
+)
+
+
+def _step_function_s(record: RunRecord, analysis: Analysis) -> float:
+    """Steady seconds inside the Keras step function (or any tf.function call), the step's
+    own work: the heaviest of the known step functions, cumulative."""
+    best = 0.0
+    for path, name in _STEP_FUNCTIONS:
+        for i, _ in functions(record, path, name):
+            best = max(best, analysis.steady.functions[i].cum_s)
+    return best
+
+
+def per_step_overhead(ctx: Context) -> Detection | None:
+    """Many tiny steps per call: the fixed cost of each step (a graph call, callbacks, logs,
+    reading the next batch) outweighs the model's work in it."""
+    report, analysis = ctx.record, ctx.analysis
+    if analysis.steady_s <= 0:
+        return None
+    steps = keras_steps(report, analysis)
+    if steps is not None:
+        # Steps within one Keras call's epoch: an epoch or a call per step is per-epoch or
+        # per-call overhead, reported there.
+        count, what = steps.per_epoch, "Keras steps"
+        calls_per_iteration = steps.epochs
+    elif keras_call(report, analysis) is None:
+        count, what = graph_calls_per_iteration(report, analysis), "graph function calls"
+        calls_per_iteration = 1.0
+    else:
+        return None  # a Keras *_on_batch call per step: per-call-input-pipeline's
+    if count < ctx.threshold("min_steps_per_iteration"):
+        return None
+    per_iteration_s = analysis.steady_s / analysis.iterations / max(calls_per_iteration, 1.0)
+    figures = tf_figures(report)
+    if figures is not None and figures.wall_s > 0:
+        python_ops = figures.pyfunc_step_s / figures.wall_s
+        work_share = min(figures.compute_share + figures.input_wait_share + python_ops, 1.0)
+        basis = "the TF profiler"
+    else:
+        execute = sum(
+            analysis.steady.functions[i].self_s
+            for i, _ in functions(report, "~", "*TFE_Py_Execute*")
+        )
+        work_share = min(execute / analysis.steady_s, 1.0)
+        basis = "TFE_Py_Execute's time"
+    overhead = max(1.0 - work_share, 0.0)
+    if overhead < ctx.threshold("min_overhead_share"):
+        return None
+    step_s = per_iteration_s / count
+    evidence = [
+        f"{count:.0f} {what} per call, {fmt_s(step_s)} each; the model's own work is "
+        f"{pct(work_share)} of that ({basis}), the rest is per-step overhead",
+    ]
+    batch = _batch_size(report)
+    if batch is not None:
+        evidence.append(f"batch size {batch}")
+    variant = "keras-" + (steps.kind if steps is not None else "loop")
+    values = {"steps": f"{count:.0f}", "batch_size": batch or "the batch size"}
+    return Detection(overhead, tuple(evidence), variant=variant, values=values)
+
+
+def _batch_size(record: RunRecord) -> str | None:
+    given = dict(record.call.kwargs).get("batch_size")
+    return given
+
+
+_MODEL_BUILDERS = (
+    ("keras/src/models/functional.py", "Functional.__init__"),
+    ("keras/src/models/sequential.py", "Sequential.__init__"),
+    ("keras/src/models/model.py", "Model.__new__"),
+    ("keras/src/saving/saving_api.py", "load_model"),
+    ("keras/src/models/cloning.py", "clone_model"),
+    ("keras/src/trainers/trainer.py", "Trainer.compile"),
+    ("tf_keras/src/engine/functional.py", "Functional.__init__"),
+    ("tf_keras/src/engine/sequential.py", "Sequential.__init__"),
+    ("tf_keras/src/saving/saving_api.py", "load_model"),
+    ("tf_keras/src/models/cloning.py", "clone_model"),
+    ("tf_keras/src/engine/training.py", "Model.compile"),
+)
+
+
+def model_rebuilt_per_call(ctx: Context) -> Detection | None:
+    """A new model, or a new ``tf.function`` object, on every call: everything built for
+    the last one (its graphs, its compiled step) is thrown away and built again."""
+    report, analysis = ctx.record, ctx.analysis
+    if analysis.steady_s <= 0:
+        return None
+    best: tuple[float, int] | None = None
+    for path, name in _MODEL_BUILDERS:
+        for i, _ in functions(report, path, name):
+            if analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration"):
+                share = steady_share(analysis, i)
+                if best is None or share > best[0]:
+                    best = (share, i)
+    fresh = new_functions_per_call(report)
+    tracing_share = _tracing_share(analysis) if fresh else 0.0
+    candidates = []
+    if best is not None:
+        fn = report.profile.functions[best[1]]
+        line = (
+            f"`{fn.short_name}` runs {times(analysis, best[1])} per iteration: "
+            f"{pct(best[0])} of steady-state time (cumulative)"
+        )
+        candidates.append((best[0], line, "model"))
+    if fresh:
+        name, count = fresh
+        line = (
+            f"`{name}` is traced again, with the same argument types, in {count} of "
+            f"{report.timing.iterations} steady calls: a new `tf.function` object each time; "
+            f"tracing is {pct(tracing_share)} of steady-state time"
+        )
+        candidates.append((tracing_share, line, "function"))
+    if not candidates:
+        return None
+    impact, line, variant = max(candidates)
+    if impact < ctx.threshold("min_share"):
+        return None
+    return Detection(impact, (line,), variant=variant)
+
+
+def _tracing_share(analysis: Analysis) -> float:
+    return analysis.steady_share(Category.GRAPH_BUILDING)
+
+
+def new_functions_per_call(record: RunRecord) -> tuple[str, int] | None:
+    """The user's Python function traced again, with the same argument types, on most
+    steady calls: a ``tf.function`` object made anew on every call (the same object would
+    have reused its graph). ``(name, calls it was traced in)``."""
+    traced_in: dict[tuple[str, str, int, tuple[tuple[str, str], ...]], set[int]] = {}
+    for e in record.traces:
+        if e.call > 0 and e.file and is_user_code(e.file):
+            traced_in.setdefault((e.function, e.file, e.line, e.params), set()).add(e.call)
+    calls = record.timing.iterations
+    for (name, _, _, _), seen in traced_in.items():
+        if len(seen) >= max(2, (calls + 1) // 2):
+            return name, len(seen)
+    return None

@@ -1,0 +1,212 @@
+"""Detectors of the data's way in: a step that waits for its input, and inputs converted to
+tensors on every call."""
+
+from __future__ import annotations
+
+from tfdiag.advise.evidence import functions, pct, tf_figures
+from tfdiag.advise.finding import Context, Detection
+from tfdiag.advise.graphs import python_on_other_threads
+from tfdiag.analysis.attribute import edge_weights
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import Category
+from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.probes import InputStage
+from tfdiag.records.report import RunRecord
+
+#: tf.data iterator names (the last part of ``Iterator::Root::…``) → what the user wrote.
+_STAGES = (
+    ("Generator", "generator", "the Python generator (`Dataset.from_generator`)"),
+    ("FromGenerator", "generator", "the Python generator (`Dataset.from_generator`)"),
+    ("MapAndBatch", "map-before-batch", "the `map` function, once per element before `batch`"),
+    ("ParallelMapV2", "map", "the parallel `map` function"),
+    ("ParallelMap", "map", "the parallel `map` function"),
+    ("Map", "map", "the `map` function"),
+    ("ParallelInterleaveV4", "read", "the interleaved reading"),
+    ("Interleave", "read", "the interleaved reading"),
+    ("TFRecord", "read", "reading TFRecord files"),
+    ("TextLine", "read", "reading text files"),
+    ("FixedLengthRecord", "read", "reading files"),
+    ("Filter", "filter", "the `filter` function"),
+    ("FlatMap", "map", "the `flat_map` function"),
+)
+
+
+def _stage(name: str) -> tuple[str, str]:
+    """``(kind, label)`` of one iterator path's last stage."""
+    last = name.rsplit("::", 1)[-1].split("[", 1)[0]
+    for key, kind, label in _STAGES:
+        if last == key:
+            return kind, label
+    return "other", f"`{last}`"
+
+
+def _slowest(stages: tuple[InputStage, ...]) -> InputStage | None:
+    """The bottleneck: the stage with the most self time, leaving out the wrappers
+    (``Root``, ``Prefetch``) that only wait for the stage below."""
+    real = [
+        s
+        for s in stages
+        if s.name.rsplit("::", 1)[-1].split("[", 1)[0] not in ("Root", "Prefetch", "Iterator")
+    ]
+    return max(real, key=lambda s: s.self_s) if real else None
+
+
+def input_bound(ctx: Context) -> Detection | None:
+    """The step waits for its next batch: the input pipeline, not the model, sets the pace."""
+    report, analysis = ctx.record, ctx.analysis
+    figures = tf_figures(report)
+    tf = report.probes.tf_profile if report.probes is not None else None
+    evidence: list[str] = []
+    variant = "map"
+    if figures is not None and tf is not None and figures.wall_s > 0:
+        wait = figures.input_wait_share
+        if wait < ctx.threshold("min_share"):
+            return None
+        evidence.append(
+            f"TF profiler: each step waits {figures.input_wait_s * 1e3:.1f} ms of "
+            f"{figures.wall_s * 1e3:.1f} ms for its input ({pct(wait)})"
+        )
+        slowest = _slowest(tf.input_stages)
+        if slowest is not None:
+            variant, label = _stage(slowest.name)
+            evidence.append(
+                f"the slowest stage is {label}: `{slowest.name}`, "
+                f"{slowest.self_s / tf.steps * 1e3:.1f} ms of its own per step"
+            )
+        funcs = tf.py_funcs
+        if funcs is not None and funcs.pipeline_calls:
+            evidence.append(
+                f"Python in the pipeline (`tf.py_function`/`numpy_function`/a generator): "
+                f"{funcs.pipeline_calls / tf.steps:.3g} calls per step, "
+                f"{funcs.pipeline_s / tf.steps * 1e3:.1f} ms per step"
+            )
+            if variant != "generator":
+                variant = "py-function"
+        impact = wait
+    else:
+        impact, line = _waiting_without_tf(report, analysis)
+        if impact < ctx.threshold("min_share"):
+            return None
+        evidence.append(line)
+    pydataset = _py_dataset(report, analysis)
+    if pydataset is not None:
+        variant = "pydataset"
+        evidence.append(pydataset)
+    named = python_on_other_threads(report)
+    if named:
+        evidence.append(f"Python seen running on tf.data's threads: {named}")
+    return Detection(impact, tuple(evidence), variant=variant)
+
+
+def _waiting_without_tf(record: RunRecord, analysis: Analysis) -> tuple[float, str]:
+    """Without the TF profiler: the caller's time reading the next batch, or in the user's
+    own data code run by Keras (a PyDataset's ``__getitem__``)."""
+    best = 0.0
+    for i, _ in functions(
+        record, "tensorflow/python/data/ops/iterator_ops.py", "OwnedIterator.__next__"
+    ):
+        best = max(best, analysis.steady.functions[i].cum_s / analysis.steady_s)
+    claimed = analysis.steady_share(Category.INPUT_PIPELINE)
+    share = min(max(best, claimed), 1.0)
+    return share, f"reading the next batch takes {pct(share)} of steady-state time"
+
+
+def _py_dataset(record: RunRecord, analysis: Analysis) -> str | None:
+    """A Keras PyDataset feeding the call, and how many workers it has."""
+    for key, value in record.call.facts:
+        if key.endswith(".kind") and value == "PyDataset":
+            label = key[: -len(".kind")]
+            workers = record.call.fact(f"{label}.workers") or "1"
+            cls = record.call.fact(f"{label}.class") or "PyDataset"
+            return f"the input is `{cls}` (a PyDataset) with workers={workers}"
+    for i, fn in enumerate(record.profile.functions):
+        if fn.name.endswith("__getitem__") and is_user_code(fn.file):
+            if analysis.own[i].get(Category.INPUT_PIPELINE, 0.0) > 0.5:
+                return f"the user's `{fn.short_name}` runs on the training thread (no workers)"
+    return None
+
+
+# -- conversions -----------------------------------------------------------------------------
+
+#: Where an op converts its own arguments: conversions reached from here are the op
+#: dispatch's business (eager execution), not the inputs'.
+_OP_INTERNALS = (
+    "tensorflow/python/ops/",
+    "tensorflow/python/framework/op_def_library.py",
+    "tensorflow/python/eager/execute.py",
+    "tensorflow/python/framework/tensor_util.py",
+    "keras/src/backend/tensorflow/numpy.py",
+    "keras/src/backend/tensorflow/nn.py",
+    "keras/src/backend/tensorflow/math.py",
+    "keras/src/backend/common/",
+    "keras/src/ops/",
+    "keras/src/layers/",
+    "keras/src/optimizers/",
+    "keras/src/backend/tensorflow/optimizer.py",
+    "tf_keras/src/layers/",
+    "tf_keras/src/optimizers/",
+)
+
+
+def input_conversion_s(record: RunRecord, analysis: Analysis) -> float:
+    """Steady seconds converting the call's own inputs: tensor-conversion time whose call
+    path does not come from an op converting its arguments (as every eager op does)."""
+    fns = analysis.steady.functions
+    memo: dict[int, float] = {}
+
+    def internal(i: int, depth: int = 0) -> float:
+        if i in memo:
+            return memo[i]
+        memo[i] = 0.0  # a cycle counts as not internal
+        fn = fns[i]
+        if not fn.callers or depth > 40:
+            return 0.0
+        frac = 0.0
+        for w, e in zip(edge_weights(fn), fn.callers):
+            rule = analysis.rules[e.caller]
+            if rule is not None and rule.category is Category.WRAPPER:
+                frac += w * internal(e.caller, depth + 1)
+            elif normalize_path(fns[e.caller].file).startswith(_OP_INTERNALS):
+                frac += w
+            elif _passes_through(analysis, e.caller):
+                frac += w * internal(e.caller, depth + 1)
+        memo[i] = frac
+        return frac
+
+    total = 0.0
+    for i, fn in enumerate(fns):
+        share = analysis.own[i].get(Category.TENSOR_CONVERSION, 0.0)
+        if share > 0 and fn.self_s > 0:
+            total += fn.self_s * share * (1.0 - internal(i))
+    return total
+
+
+def _passes_through(analysis: Analysis, i: int) -> bool:
+    """Is frame ``i`` part of a conversion (or a wrapper), so its own callers decide?"""
+    rule = analysis.rules[i]
+    if rule is not None and rule.category is Category.WRAPPER:
+        return True
+    own = analysis.own[i]
+    return own.get(Category.TENSOR_CONVERSION, 0.0) > 0.5 or (
+        rule is None and not is_user_code(analysis.steady.functions[i].file)
+    )
+
+
+def conversion_overhead(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
+    if analysis.steady_s <= 0:
+        return None
+    tc = input_conversion_s(report, analysis) / analysis.steady_s
+    oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
+    if tc + oc < ctx.threshold("min_share"):
+        return None
+    evidence = [
+        f"converting the call's inputs to tensors: {pct(tc)}, outputs back to NumPy: "
+        f"{pct(oc)} of steady-state time (non-overlapping)"
+    ]
+    float64 = [a for a in report.call.args if "float64" in a]
+    if float64:
+        evidence.append(f"input is float64 ({float64[0]}); Keras models compute in float32")
+    lists = [a for a in report.call.args if a.startswith("[")]
+    variant = "float64" if float64 else "python-lists" if lists else None
+    return Detection(tc + oc, tuple(evidence), variant=variant)

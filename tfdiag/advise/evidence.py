@@ -1,0 +1,189 @@
+"""What several detectors read off one run: functions by glob, calls per iteration, the
+Keras call the run is really about, its steps and epochs, and the TF profiler's figures.
+
+Pure functions of a record and its analysis.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tfdiag.advise.finding import CallKind, Context, call_kind
+from tfdiag.analysis.oplevel import OpFigures, op_figures
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import Category
+from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.report import RunRecord
+from tfdiag.records.stats import FunctionStat
+from tfdiag.records.units import fmt_pct0
+
+pct = fmt_pct0
+
+
+def functions(record: RunRecord, path: str, name: str) -> Iterator[tuple[int, FunctionStat]]:
+    """Rows whose module path and (qualified or last) name match the globs."""
+    for i, fn in enumerate(record.profile.functions):
+        if fnmatch.fnmatchcase(normalize_path(fn.file), path) and (
+            fnmatch.fnmatchcase(fn.name, name)
+            or fnmatch.fnmatchcase(fn.name.rsplit(".", 1)[-1], name)
+        ):
+            yield i, fn
+
+
+def per_iteration(analysis: Analysis, rows: Iterator[tuple[int, FunctionStat]]) -> float:
+    """Steady-state calls per iteration of the heaviest-called of ``rows`` (0 when none)."""
+    return max((analysis.steady_calls_per_iteration(i) for i, _ in rows), default=0.0)
+
+
+def times(analysis: Analysis, i: int) -> str:
+    """``3×`` (or ``0.5×``) per steady-state iteration."""
+    return f"{analysis.steady_calls_per_iteration(i):.3g}×"
+
+
+def category_of(analysis: Analysis, i: int) -> Category | None:
+    rule = analysis.rules[i]
+    return rule.category if rule is not None else None
+
+
+def steady_share(analysis: Analysis, i: int) -> float:
+    """Function ``i``'s cumulative steady-state time as a share of the steady state."""
+    if analysis.steady_s <= 0:
+        return 0.0
+    return min(analysis.steady.functions[i].cum_s / analysis.steady_s, 1.0)
+
+
+def tf_figures(record: RunRecord) -> OpFigures | None:
+    """The TF profiler's op-level figures, when it ran."""
+    tf = record.probes.tf_profile if record.probes is not None else None
+    return op_figures(tf) if tf is not None else None
+
+
+# -- the Keras call and its steps -----------------------------------------------------------
+
+_KERAS_ENTRY_FILES = (
+    "keras/src/backend/tensorflow/trainer.py",
+    "keras/src/trainers/trainer.py",
+    "tf_keras/src/engine/training.py",
+    "*/python/keras/engine/training*.py",
+)
+_KERAS_METHODS = ("predict", "fit", "evaluate", "*_on_batch")
+
+
+@dataclass(frozen=True)
+class KerasCall:
+    """The Keras method the run is about: the one profiled, or the one a user's loop calls.
+
+    ``per_iteration`` is its calls per profiled iteration (1 when it is what was profiled).
+    """
+
+    kind: CallKind
+    method: str
+    per_iteration: float
+    looped: bool
+
+
+def keras_call(record: RunRecord, analysis: Analysis) -> KerasCall | None:
+    """The profiled Keras method, or the one the profiled function calls (most time)."""
+    kind = call_kind(record.call.method)
+    if kind is not CallKind.OTHER:
+        return KerasCall(kind, record.call.method, 1.0, looped=False)
+    best: tuple[float, int] | None = None
+    for path in _KERAS_ENTRY_FILES:
+        for method in _KERAS_METHODS:
+            for i, _ in functions(record, path, method):
+                per = analysis.steady_calls_per_iteration(i)
+                if per >= 1 and (best is None or analysis.steady.functions[i].cum_s > best[0]):
+                    best = (analysis.steady.functions[i].cum_s, i)
+    if best is None:
+        return None
+    name = record.profile.functions[best[1]].name.rsplit(".", 1)[-1]
+    per = analysis.steady_calls_per_iteration(best[1])
+    return KerasCall(call_kind(name), name, per, looped=True)
+
+
+def effective_kind(ctx: Context) -> CallKind:
+    """The call kind the advice is for: the Keras method inside a user's loop when there is
+    one, a custom loop for other user code, else what was profiled."""
+    call = keras_call(ctx.record, ctx.analysis)
+    if call is not None:
+        return call.kind
+    if ctx.kind is CallKind.OTHER and is_user_function(ctx.record):
+        return CallKind.LOOP
+    return ctx.kind
+
+
+def is_user_function(record: RunRecord) -> bool:
+    """Was a function of the user's own (not a Keras/TF method) profiled?"""
+    target = record.call.target
+    return bool(target) and not target.startswith(("keras.", "tf_keras.", "tensorflow."))
+
+
+_HOOKS = {
+    "train": "*CallbackList.on_train_batch_begin",
+    "test": "*CallbackList.on_test_batch_begin",
+    "predict": "*CallbackList.on_predict_batch_begin",
+}
+_CALLBACK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Batches (Keras steps) and epochs per steady iteration, counted by the callback hooks
+    Keras calls once per batch and once per epoch; ``kind`` is ``train``/``test``/``predict``;
+    ``calls`` is how many Keras calls (``fit``...) make them per iteration."""
+
+    per_iteration: float
+    epochs: float
+    kind: str
+    calls: float = 1.0
+
+    @property
+    def per_epoch(self) -> float:
+        return self.per_iteration / self.epochs if self.epochs >= 1 else self.per_call
+
+    @property
+    def per_call(self) -> float:
+        return self.per_iteration / max(self.calls, 1.0)
+
+    @property
+    def epochs_per_call(self) -> float:
+        return self.epochs / max(self.calls, 1.0)
+
+
+def keras_steps(record: RunRecord, analysis: Analysis) -> Steps | None:
+    """The steps of the Keras loop in the run (the busiest of train/test/predict)."""
+    found: Steps | None = None
+    for kind, hook in _HOOKS.items():
+        per = max(
+            (per_iteration(analysis, functions(record, f, hook)) for f in _CALLBACK_FILES),
+            default=0.0,
+        )
+        if per > 0 and (found is None or per > found.per_iteration):
+            epochs = max(
+                per_iteration(analysis, functions(record, f, "*CallbackList.on_epoch_begin"))
+                for f in _CALLBACK_FILES
+            )
+            call = keras_call(record, analysis)
+            calls = call.per_iteration if call is not None else 1.0
+            found = Steps(per, epochs if kind == "train" else calls, kind, calls)
+    return found
+
+
+def graph_calls_per_iteration(record: RunRecord, analysis: Analysis) -> float:
+    """Calls of already-traced graph functions per steady iteration (tf.function steps)."""
+    return per_iteration(
+        analysis,
+        functions(
+            record,
+            "tensorflow/python/eager/polymorphic_function/concrete_function.py",
+            "*_call_flat",
+        ),
+    )
+
+
+def user_frames(record: RunRecord) -> Iterator[tuple[int, FunctionStat]]:
+    for i, fn in enumerate(record.profile.functions):
+        if is_user_code(fn.file):
+            yield i, fn

@@ -1,0 +1,323 @@
+"""Detectors of how ops run: graphs traced again and again (and why), ops dispatched eagerly
+one by one, and Python called back from inside the step's graph."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from tfdiag.advise.evidence import (
+    category_of,
+    functions,
+    graph_calls_per_iteration,
+    pct,
+    tf_figures,
+    times,
+)
+from tfdiag.advise.finding import Context, Detection
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import TRACERS, Category
+from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.report import RunRecord
+from tfdiag.records.traces import TraceEvent
+
+#: tf.function's own machinery, walked through when looking for who asked for a trace.
+_TF_FUNCTION_INTERNALS = "tensorflow/python/eager/polymorphic_function/"
+
+
+def _caller_chain(analysis: Analysis, i: int, stop: Category) -> list[int]:
+    """Walk the heaviest caller edges up from ``i`` while frames are ``stop``, wrappers or
+    tf.function's own machinery."""
+    chain = []
+    seen = {i}
+    fn = analysis.steady.functions[i]
+    while fn.callers:
+        edge = max(fn.callers, key=lambda e: (e.cum_s, e.calls))
+        if edge.caller in seen:
+            break
+        seen.add(edge.caller)
+        chain.append(edge.caller)
+        caller = analysis.steady.functions[edge.caller]
+        plumbing = normalize_path(caller.file).startswith(_TF_FUNCTION_INTERNALS)
+        if category_of(analysis, edge.caller) not in (stop, Category.WRAPPER) and not plumbing:
+            break
+        fn = analysis.steady.functions[edge.caller]
+    return chain
+
+
+# -- why a function is traced again -----------------------------------------------------
+
+_LITERAL = re.compile(r"^Literal\[(.*)\]$")
+_SHAPE = re.compile(r"shape=\(([^)]*)\)")
+
+
+def _shape(spec: str) -> tuple[str, ...] | None:
+    m = _SHAPE.search(spec)
+    if m is None:
+        return None
+    return tuple(d.strip() for d in m.group(1).split(",") if d.strip())
+
+
+def _sample(values: list[str], limit: int = 4) -> str:
+    shown = ", ".join(values[:limit])
+    return shown + (", …" if len(values) > limit else "")
+
+
+def retrace_cause(traces: list[TraceEvent]) -> tuple[str, str] | None:
+    """``(variant, evidence)``: what differs between the traces of one function.
+
+    Variants: ``python-value`` (a Python number or string argument that changes),
+    ``python-structure`` (a list/dict argument), ``shape`` (a tensor's shape), ``dtype``.
+    """
+    if len(traces) < 2:
+        return None
+    names = [n for n, _ in traces[0].params]
+    for k, name in enumerate(names):
+        values = [t.params[k][1] for t in traces if len(t.params) > k]
+        if len(set(values)) < 2:
+            continue
+        literals = [m.group(1) for v in values if (m := _LITERAL.match(v))]
+        if len(literals) == len(values):
+            return (
+                "python-value",
+                f"argument `{name}` is a Python value that changes: {_sample(literals)} — each "
+                "new value is traced into a new graph",
+            )
+        if all(v.startswith(("List[", "Tuple[", "Dict[")) for v in values):
+            return (
+                "python-structure",
+                f"argument `{name}` is a Python list/dict whose contents change "
+                f"({len(set(values))} different ones): each is traced into a new graph",
+            )
+        shapes = [_shape(v) for v in values]
+        if all(s is not None for s in shapes):
+            dims = [s for s in shapes if s is not None]
+            varying = [
+                d
+                for d in range(max(len(s) for s in dims))
+                if len({s[d] if d < len(s) else None for s in dims}) > 1
+            ]
+            if varying:
+                d = varying[0]
+                seen = [s[d] if d < len(s) else "-" for s in dims]
+                return (
+                    "shape",
+                    f"argument `{name}` changes shape in dimension {d}: {_sample(seen)} — each "
+                    "new shape is traced into a new graph",
+                )
+            return (
+                "dtype",
+                f"argument `{name}` changes type: {_sample(sorted(set(values)))}",
+            )
+    return None
+
+
+def _steady_traces(record: RunRecord) -> dict[tuple[str, str, int], list[TraceEvent]]:
+    """The traces of the steady calls, by traced function (file and line of its source)."""
+    out: dict[tuple[str, str, int], list[TraceEvent]] = {}
+    for e in record.traces:
+        if e.call > 0:
+            out.setdefault((e.function, e.file, e.line), []).append(e)
+    return out
+
+
+def _is_data_function(e: TraceEvent) -> bool:
+    return e.name.startswith("Dataset_") or "StructuredFunctionWrapper" in e.function
+
+
+def per_iteration_tracing(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
+    tracers = [
+        i
+        for i, fn in enumerate(report.profile.functions)
+        if fn.name.rsplit(".", 1)[-1] in TRACERS
+        and category_of(analysis, i) is Category.GRAPH_BUILDING
+        and analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration")
+    ]
+    if not tracers or analysis.steady_s <= 0:
+        return None
+    steady = analysis.steady.functions
+    i = max(tracers, key=lambda t: (steady[t].primitive_calls, steady[t].cum_s))
+    fn = steady[i]
+    share = analysis.steady_share(Category.GRAPH_BUILDING)
+    cum_share = min(fn.cum_s / analysis.steady_s, 1.0)
+    evidence = [
+        f"`{fn.short_name}` runs {times(analysis, i)} per iteration "
+        f"({fn.primitive_calls} traces in {analysis.iterations} steady-state calls): "
+        f"{pct(cum_share)} of steady-state time (cumulative)",
+        f"graph building self time: {pct(share)} of steady-state time (non-overlapping)",
+    ]
+    variant, values = _cause(report, analysis, i, evidence)
+    return Detection(max(cum_share, share), tuple(evidence), variant=variant, values=values)
+
+
+def _cause(
+    report: RunRecord, analysis: Analysis, i: int, evidence: list[str]
+) -> tuple[str, dict[str, str]]:
+    """Why the traces happen, from the recorded traces when there are some (the call
+    counts' caller chain otherwise); adds its evidence lines."""
+    by_function = _steady_traces(report)
+    users = {k: v for k, v in by_function.items() if k[1] and is_user_code(k[1])}
+    if users:
+        (name, file, line), traces = max(users.items(), key=lambda kv: len(kv[1]))
+        where = f"`{name}` ({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line})"
+        found = retrace_cause(traces)
+        if found is not None:
+            variant, text = found
+            evidence.append(f"{where} was traced {len(traces)}× in the steady calls; {text}")
+            return variant, {"function": name}
+        signatures = Counter(t.params for t in traces)
+        if len(signatures) == 1:
+            evidence.append(
+                f"{where} was traced {len(traces)}× in the steady calls with the same argument "
+                "types: a new `tf.function` object is made for every call"
+            )
+            return "new-function", {"function": name}
+    if by_function and all(_is_data_function(t) for ts in by_function.values() for t in ts):
+        evidence.append("the traced functions are tf.data's (`Dataset.map`/`flat_map` functions)")
+        return "via-data", {}
+    keras = {k: v for k, v in by_function.items() if "keras" in normalize_path(k[1])}
+    if keras:
+        (name, _, _), traces = max(keras.items(), key=lambda kv: len(kv[1]))
+        found = retrace_cause(traces)
+        if found is not None:
+            evidence.append(f"Keras's `{name}` is traced again: {found[1]}")
+            return "keras-" + found[0], {"function": name}
+    chain = _caller_chain(analysis, i, Category.GRAPH_BUILDING)
+    if chain:
+        origin = analysis.steady.functions[chain[-1]]
+        evidence.append(f"traced from `{origin.short_name}`")
+        if category_of(analysis, chain[-1]) is Category.INPUT_PIPELINE:
+            return "via-data", {}
+    return "retrace", {}
+
+
+# -- eager ----------------------------------------------------------------------------
+
+_BUILDERS = (
+    "Functional.__init__",
+    "Sequential.__init__",
+    "load_model",
+    "clone_model",
+)
+
+
+def eager_execution(ctx: Context) -> Detection | None:
+    """Ops dispatched one at a time from Python, with no graph function doing the work.
+
+    The impact is what a graph would remove: everything but the ops' own kernel time and
+    what other findings account for (input, callbacks, conversions of the inputs, models
+    built per call, the user's own Python).
+    """
+    report, analysis = ctx.record, ctx.analysis
+    eager = list(functions(report, "~", "*TFE_Py_FastPathExecute*"))
+    if not eager or analysis.steady_s <= 0:
+        return None
+    i, _ = eager[0]
+    ops = analysis.steady_calls_per_iteration(i)
+    graph_calls = graph_calls_per_iteration(report, analysis)
+    if ops < ctx.threshold("min_ops_per_iteration") or graph_calls >= ctx.threshold(
+        "max_graph_calls_per_iteration"
+    ):
+        return None
+    # TFE_Py_FastPathExecute's own time is the op's kernel plus its C++ dispatch (about
+    # `dispatch_s` per op: a scalar add costs ~30 µs there on a 2-core CPU); the dispatch is
+    # what a graph removes, the kernel stays.
+    dispatch = analysis.steady.functions[i]
+    kernel_s = max(dispatch.self_s - dispatch.calls * ctx.threshold("dispatch_s"), 0.0)
+    kernel = kernel_s / analysis.steady_s
+    figures = tf_figures(report)
+    if figures is not None and figures.eager_s > 0 and figures.wall_s > 0:
+        kernel = min(figures.eager_s / figures.wall_s, kernel)
+    kept = sum(
+        analysis.steady_share(c)
+        for c in (
+            Category.INPUT_PIPELINE,
+            Category.CALLBACKS,
+            Category.USER_CODE,
+            Category.OUTPUT_CONVERSION,
+        )
+    )
+    builders = max(
+        (
+            min(analysis.steady.functions[j].cum_s / analysis.steady_s, 1.0)
+            for name in _BUILDERS
+            for j, _ in functions(report, "keras*", f"*{name}")
+        ),
+        default=0.0,
+    )
+    removable = max(1.0 - kernel - kept - builders, 0.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    evidence = [
+        f"{ops:.0f} eager op dispatches per iteration (`TFE_Py_FastPathExecute`) and "
+        f"{graph_calls:.1f} graph function calls: every op runs one at a time from Python",
+        f"the ops' own time is {pct(kernel)} of steady-state time; the Python around them "
+        f"(layers, op wrappers, argument conversion), {pct(removable)}, is what a graph removes",
+    ]
+    variant = None
+    if report.call.fact("functions_run_eagerly") == "True":
+        variant = "run-functions-eagerly"
+        evidence.insert(0, "`tf.config.functions_run_eagerly()` is True")
+    elif report.call.fact("run_eagerly") == "True" or _runs_keras_step_eagerly(report):
+        variant = "run-eagerly"
+        evidence.insert(0, "the model runs its Keras step eagerly (`run_eagerly=True`)")
+    return Detection(removable, tuple(evidence), variant=variant)
+
+
+# -- Python inside the graph ----------------------------------------------------------------
+
+
+def python_in_graph(ctx: Context) -> Detection | None:
+    """``tf.py_function`` / ``tf.numpy_function`` inside the step: every call stops the
+    graph, takes the GIL and runs Python, one step at a time."""
+    figures = tf_figures(ctx.record)
+    tf = ctx.record.probes.tf_profile if ctx.record.probes is not None else None
+    if figures is None or tf is None or tf.py_funcs is None or figures.wall_s <= 0:
+        return None
+    share = min(figures.pyfunc_step_s / figures.wall_s, 1.0)
+    if share < ctx.threshold("min_share"):
+        return None
+    funcs = tf.py_funcs
+    per_call = funcs.step_s / max(funcs.step_calls, 1)
+    evidence = [
+        f"Python ops (`tf.py_function`/`tf.numpy_function`) run {funcs.step_calls / tf.steps:.3g}× "
+        f"per step inside the step's graph, {per_call * 1e3:.1f} ms each: {pct(share)} of the "
+        "step (TF profiler)",
+    ]
+    where = [o.name for o in tf.top_ops if o.type in ("PyFunc", "EagerPyFunc", "PyFuncStateless")]
+    if where and "/" in where[0]:
+        evidence.append(f"the op is `{where[0]}`")
+    named = python_on_other_threads(ctx.record)
+    if named:
+        evidence.append(f"the Python it runs: {named}")
+    return Detection(share, tuple(evidence))
+
+
+def python_on_other_threads(record: RunRecord, limit: int = 2) -> str:
+    """The user's functions the sampler saw running on other threads (the outermost user
+    frame of each stack: the function a ``py_function`` or generator runs), heaviest first."""
+    sampling = record.probes.sampling if record.probes is not None else None
+    if sampling is None:
+        return ""
+    seconds: dict[str, float] = {}
+    for stack in sampling.other_stacks:
+        for k in stack.frames:
+            file, line, name = sampling.frames[k]
+            if is_user_code(file) and "tfdiag" not in file:
+                where = f"`{name}` ({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line})"
+                seconds[where] = seconds.get(where, 0.0) + stack.seconds
+                break
+    ranked = sorted(seconds, key=lambda k: seconds[k], reverse=True)
+    return ", ".join(ranked[:limit])
+
+
+def _runs_keras_step_eagerly(record: RunRecord) -> bool:
+    """Keras 3 calls its ``train_step`` through autograph's pass-through wrapper only when
+    the step runs eagerly; tf_keras runs it under ``run_eagerly`` without a graph call."""
+    return any(
+        fn.name.endswith(("train_step", "test_step", "predict_step"))
+        and "trainer" in fn.file.replace("\\", "/").rsplit("/", 1)[-1]
+        and fn.calls > 0
+        for fn in record.profile.functions
+    ) and not any(fn.name.endswith("_call_flat") for fn in record.profile.functions)

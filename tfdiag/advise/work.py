@@ -1,0 +1,152 @@
+"""Detectors of where the rest of the time goes: callbacks (the user's own included), the
+model's own ops, and one-time build cost."""
+
+from __future__ import annotations
+
+from tfdiag.advise.evidence import functions, pct, tf_figures
+from tfdiag.advise.finding import Context, Detection
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import Category
+from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.report import RunRecord
+
+_HOOK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
+
+
+def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
+    """Steady seconds under Keras' callback hooks, everything they call included (the user's
+    callback calling ``predict``, say): the outermost ``CallbackList.on_*`` calls only."""
+    fns = analysis.steady.functions
+    total = 0.0
+    for path in _HOOK_FILES:
+        for i, _ in functions(record, path, "CallbackList.on_*"):
+            outer = [
+                e for e in fns[i].callers if not fns[e.caller].name.startswith("CallbackList.")
+            ]
+            if fns[i].callers and not outer:
+                continue
+            share = (
+                sum(e.cum_s for e in outer) / fns[i].cum_s
+                if fns[i].callers and fns[i].cum_s
+                else 1.0
+            )
+            total += fns[i].cum_s * min(share, 1.0)
+    return total
+
+
+def callback_overhead(ctx: Context) -> Detection | None:
+    """Callbacks cost time: everything Keras' callback hooks run, the user's own callbacks
+    and what they call included, and the progress bar."""
+    report, analysis = ctx.record, ctx.analysis
+    if analysis.steady_s <= 0:
+        return None
+    own = analysis.steady_share(Category.CALLBACKS)
+    share = max(own, min(_under_hooks(report, analysis) / analysis.steady_s, 1.0))
+    if share < ctx.threshold("min_share"):
+        return None
+    evidence = [
+        f"callbacks & progress bar: {pct(share)} of steady-state time, everything their hooks "
+        f"run included ({pct(own)} in the callbacks' own code)"
+    ]
+    heaviest, variant = _heaviest_callback(ctx.record, analysis)
+    if heaviest:
+        evidence.append(heaviest)
+    return Detection(share, tuple(evidence), variant=variant)
+
+
+def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None]:
+    """Which callback's hooks cost the most: the user's own (by class and hook), the
+    progress bar, or a Keras one (TensorBoard, ...)."""
+    seconds: dict[tuple[str, str], float] = {}
+    for i, fn in enumerate(analysis.steady.functions):
+        cb = analysis.own[i].get(Category.CALLBACKS, 0.0) * fn.self_s
+        if cb <= 0:
+            continue
+        owner = _owner(record, analysis, i)
+        if owner is not None:
+            seconds[owner] = seconds.get(owner, 0.0) + cb
+    if not seconds:
+        return "", None
+    (name, kind), s = max(seconds.items(), key=lambda kv: kv[1])
+    share = s / analysis.steady_s
+    if kind == "user":
+        return f"your callback `{name}` takes {pct(share)} of steady-state time", "user"
+    if kind == "progbar":
+        return f"the progress bar takes {pct(share)} of steady-state time", "progbar"
+    return f"`{name}` takes {pct(share)} of steady-state time", "keras"
+
+
+def _owner(record: RunRecord, analysis: Analysis, i: int) -> tuple[str, str] | None:
+    """The callback a callback-time function belongs to: walk up the heaviest callers to
+    the first user frame, progress bar or Keras callback module."""
+    fns = analysis.steady.functions
+    seen = set()
+    while i not in seen:
+        seen.add(i)
+        fn = fns[i]
+        path = normalize_path(fn.file)
+        if is_user_code(fn.file) and "on_" in fn.name:
+            return fn.name, "user"
+        if "progbar" in path or "Progbar" in fn.name:
+            return "progress bar", "progbar"
+        if path.startswith(("keras/src/callbacks/", "tf_keras/src/callbacks")) and not (
+            "CallbackList" in fn.name or path.endswith("callback_list.py")
+        ):
+            return fn.name.split(".", 1)[0], "keras"
+        if not fn.callers:
+            return None
+        i = max(fn.callers, key=lambda e: e.cum_s).caller
+    return None
+
+
+def compute_bound(ctx: Context) -> Detection | None:
+    """The model's own ops take most of the time. Only the TF profiler can say so: without
+    it, time inside a graph call may be waiting (for input, for Python ops, for another
+    replica) as much as computing."""
+    figures = tf_figures(ctx.record)
+    if figures is None or figures.wall_s <= 0:
+        return None
+    share = figures.compute_share
+    if share < ctx.threshold("min_share") or figures.input_wait_share >= ctx.threshold(
+        "max_input_wait"
+    ):
+        return None
+    evidence = (
+        f"TF profiler: the model's ops take {figures.compute_s * 1e3:.1f} ms of "
+        f"{figures.wall_s * 1e3:.1f} ms per iteration ({pct(share)} of wall time); waiting for "
+        f"input {pct(figures.input_wait_share)}; tf.data ops and Python ops not counted",
+    )
+    return Detection(share, evidence)
+
+
+def build_dominated(ctx: Context) -> Detection | None:
+    report, analysis = ctx.record, ctx.analysis
+    timing = report.timing
+    evidence = []
+    if analysis.first_call_s is not None:
+        # The cold call's profiled time less one steady iteration is the one-time cost.
+        build_s = max(analysis.first_call_s - analysis.steady_s / analysis.iterations, 0.0)
+        basis = "one-time cost (cold call minus one steady iteration)"
+    else:
+        build_s, basis = analysis.build_s, "build (functions called 1-2 times)"
+    build_share = build_s / analysis.total_s if analysis.total_s else 0.0
+    evidence.append(f"{basis}: {build_s:.3f} s, {pct(build_share)} of profiled time")
+    ratio = None
+    median = timing.median_s
+    if timing.first_call_s is not None and median:
+        ratio = timing.first_call_s / median
+        evidence.insert(
+            0,
+            f"first call {timing.first_call_s:.3f} s vs {median:.4f} s per later call "
+            f"({ratio:.0f}×)",
+        )
+    if not (
+        build_share >= ctx.threshold("min_share")
+        or (
+            ratio is not None
+            and ratio >= ctx.threshold("cold_ratio")
+            and build_share >= ctx.threshold("min_share_when_cold")
+        )
+    ):
+        return None
+    return Detection(build_share, tuple(evidence))
