@@ -48,7 +48,8 @@ def test_interrupt_in_the_profiled_pass_offers_a_partial_report(tmp_path: Path) 
 def test_interrupt_in_the_timed_pass_keeps_its_times_and_stops_the_sampler() -> None:
     threads = threading.active_count()
     with pytest.raises(tfdiag.Interrupted, match="after 2 of 4 timed") as info:
-        tfdiag.profile(_interrupt_on(1 + 3 + 3), iterations=4)  # cold + 3 profiled, 2 timed
+        # cold + 3 profiled, then 2 timed
+        tfdiag.profile(_interrupt_on(1 + 3 + 3), iterations=4, sampling=True)
     report = info.value.report
     assert report.partial and report.timing.iterations == 3
     assert len(report.timing.iteration_s) == 2

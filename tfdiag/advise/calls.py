@@ -170,6 +170,8 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if count < ctx.threshold("min_steps_per_iteration"):
         return None
     per_iteration_s = analysis.steady_s / analysis.iterations / max(calls_per_iteration, 1.0)
+    if per_iteration_s / count > ctx.threshold("max_step_s"):
+        return None  # not tiny steps: whatever slows them is not a step's fixed cost
     figures = tf_figures(report)
     if figures is not None and figures.wall_s > 0:
         python_ops = figures.pyfunc_step_s / figures.wall_s

@@ -3,9 +3,8 @@ tensors on every call."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import functions, pct, tf_figures
+from tfdiag.advise.evidence import functions, pct, python_callbacks, tf_figures
 from tfdiag.advise.finding import Context, Detection
-from tfdiag.advise.graphs import python_on_other_threads
 from tfdiag.analysis.attribute import edge_weights
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
@@ -63,7 +62,7 @@ def input_bound(ctx: Context) -> Detection | None:
         if wait < ctx.threshold("min_share"):
             return None
         evidence.append(
-            f"TF profiler: each step waits {figures.input_wait_s * 1e3:.1f} ms of "
+            f"TF profiler: each iteration waits {figures.input_wait_s * 1e3:.1f} ms of "
             f"{figures.wall_s * 1e3:.1f} ms for its input ({pct(wait)})"
         )
         slowest = _slowest(tf.input_stages)
@@ -71,14 +70,14 @@ def input_bound(ctx: Context) -> Detection | None:
             variant, label = _stage(slowest.name)
             evidence.append(
                 f"the slowest stage is {label}: `{slowest.name}`, "
-                f"{slowest.self_s / tf.steps * 1e3:.1f} ms of its own per step"
+                f"{slowest.self_s / tf.steps * 1e3:.1f} ms of its own per iteration"
             )
         funcs = tf.py_funcs
         if funcs is not None and funcs.pipeline_calls:
             evidence.append(
                 f"Python in the pipeline (`tf.py_function`/`numpy_function`/a generator): "
-                f"{funcs.pipeline_calls / tf.steps:.3g} calls per step, "
-                f"{funcs.pipeline_s / tf.steps * 1e3:.1f} ms per step"
+                f"{funcs.pipeline_calls / tf.steps:.3g} calls per iteration, "
+                f"{funcs.pipeline_s / tf.steps * 1e3:.1f} ms per iteration"
             )
             if variant != "generator":
                 variant = "py-function"
@@ -92,9 +91,9 @@ def input_bound(ctx: Context) -> Detection | None:
     if pydataset is not None:
         variant = "pydataset"
         evidence.append(pydataset)
-    named = python_on_other_threads(report)
+    named = python_callbacks(report)
     if named:
-        evidence.append(f"Python seen running on tf.data's threads: {named}")
+        evidence.append(f"the Python TensorFlow calls back: {named}")
     return Detection(impact, tuple(evidence), variant=variant)
 
 

@@ -187,3 +187,19 @@ def user_frames(record: RunRecord) -> Iterator[tuple[int, FunctionStat]]:
     for i, fn in enumerate(record.profile.functions):
         if is_user_code(fn.file):
             yield i, fn
+
+
+def python_callbacks(record: RunRecord, limit: int = 2) -> str:
+    """The Python functions TensorFlow called back during the timed pass (``py_function``,
+    ``numpy_function``, a generator), heaviest first, with their cost per iteration."""
+    n = max(len(record.timing.iteration_s), 1)
+    parts = []
+    for cb in record.py_callbacks[:limit]:
+        where = (
+            f" ({cb.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{cb.line})" if cb.file else ""
+        )
+        parts.append(
+            f"`{cb.function}`{where}, {cb.calls / n:.3g} calls per iteration, "
+            f"{cb.seconds / max(cb.calls, 1) * 1e3:.2f} ms each"
+        )
+    return "; ".join(parts)

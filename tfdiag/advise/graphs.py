@@ -11,6 +11,7 @@ from tfdiag.advise.evidence import (
     functions,
     graph_calls_per_iteration,
     pct,
+    python_callbacks,
     tf_figures,
     times,
 )
@@ -282,42 +283,24 @@ def python_in_graph(ctx: Context) -> Detection | None:
     per_call = funcs.step_s / max(funcs.step_calls, 1)
     evidence = [
         f"Python ops (`tf.py_function`/`tf.numpy_function`) run {funcs.step_calls / tf.steps:.3g}× "
-        f"per step inside the step's graph, {per_call * 1e3:.1f} ms each: {pct(share)} of the "
-        "step (TF profiler)",
+        f"per iteration inside the step's graph, {per_call * 1e3:.1f} ms each: {pct(share)} of "
+        "the time (TF profiler)",
     ]
     where = [o.name for o in tf.top_ops if o.type in ("PyFunc", "EagerPyFunc", "PyFuncStateless")]
     if where and "/" in where[0]:
         evidence.append(f"the op is `{where[0]}`")
-    named = python_on_other_threads(ctx.record)
+    named = python_callbacks(ctx.record)
     if named:
         evidence.append(f"the Python it runs: {named}")
     return Detection(share, tuple(evidence))
 
 
-def python_on_other_threads(record: RunRecord, limit: int = 2) -> str:
-    """The user's functions the sampler saw running on other threads (the outermost user
-    frame of each stack: the function a ``py_function`` or generator runs), heaviest first."""
-    sampling = record.probes.sampling if record.probes is not None else None
-    if sampling is None:
-        return ""
-    seconds: dict[str, float] = {}
-    for stack in sampling.other_stacks:
-        for k in stack.frames:
-            file, line, name = sampling.frames[k]
-            if is_user_code(file) and "tfdiag" not in file:
-                where = f"`{name}` ({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line})"
-                seconds[where] = seconds.get(where, 0.0) + stack.seconds
-                break
-    ranked = sorted(seconds, key=lambda k: seconds[k], reverse=True)
-    return ", ".join(ranked[:limit])
-
-
 def _runs_keras_step_eagerly(record: RunRecord) -> bool:
-    """Keras 3 calls its ``train_step`` through autograph's pass-through wrapper only when
-    the step runs eagerly; tf_keras runs it under ``run_eagerly`` without a graph call."""
-    return any(
-        fn.name.endswith(("train_step", "test_step", "predict_step"))
-        and "trainer" in fn.file.replace("\\", "/").rsplit("/", 1)[-1]
-        and fn.calls > 0
+    """A Keras ``train_step``/``test_step``/``predict_step`` ran, and no graph function did:
+    the model's step runs eagerly (``run_eagerly=True``)."""
+    steps = ("train_step", "test_step", "predict_step")
+    ran = any(
+        fn.name.endswith(steps) and fn.calls > 0 and "keras" in normalize_path(fn.file)
         for fn in record.profile.functions
-    ) and not any(fn.name.endswith("_call_flat") for fn in record.profile.functions)
+    )
+    return ran and not any(fn.name.endswith("_call_flat") for fn in record.profile.functions)

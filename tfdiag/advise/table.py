@@ -89,10 +89,11 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "more samples per call, or run several steps inside one `tf.function` (a `tf.range` "
             "loop over the batches), so the fixed cost of a call is paid once.",
         },
-        thresholds={"min_steps_per_iteration": 16, "min_overhead_share": 0.5},
-        when="≥ `min_steps_per_iteration` Keras steps (or graph function calls) per call, and "
-        "the model's own work (TF profiler: op time and input waits) is less than "
-        "1 − `min_overhead_share` of the time",
+        thresholds={"min_steps_per_iteration": 16, "min_overhead_share": 0.5, "max_step_s": 0.01},
+        when="≥ `min_steps_per_iteration` Keras steps per epoch (or graph function calls per "
+        "call in a custom loop) of at most `max_step_s` each, and the model's own work (TF "
+        "profiler: op time, input waits, Python ops) is less than 1 − `min_overhead_share` of "
+        "the time",
     ),
     FindingSpec(
         "model-rebuilt-per-call",

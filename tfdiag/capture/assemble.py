@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfdiag.capture.environment import current_environment
+from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
@@ -44,6 +45,7 @@ def build_report(
     partial: bool = False,
     probes: Probes | None = None,
     traces: tuple[TraceEvent, ...] = (),
+    py_callbacks: tuple[PyCallback, ...] = (),
 ) -> Report:
     return Report(
         call=call,
@@ -59,4 +61,5 @@ def build_report(
         partial=partial,
         probes=probes,
         traces=traces,
+        py_callbacks=py_callbacks,
     )

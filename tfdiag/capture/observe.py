@@ -1,11 +1,12 @@
 """The observe pass: the iterations timed without cProfile, watched by the light probes.
 
-Every thread's Python stack is sampled throughout (a GIL hand-over per sample, no
-per-call hook), and the first block of iterations runs under the TF profiler, which
-sees what no Python profiler can: tf.data's threads, ops that call back into Python,
-the caller waiting for input, the model's own op time. The profiler is stopped (its
-trace written) between two iterations, outside any timing, so the rest of the pass
-is timed with the sampler alone; the two blocks' medians give the TF profiler's cost.
+The first block of iterations runs under the TF profiler, which sees what no Python
+profiler can: tf.data's threads, ops that call back into Python, the caller waiting for
+input, the model's own op time. The profiler is stopped (its trace written) between two
+iterations, outside any timing, so the rest of the pass is timed without it; the two
+blocks' medians give its cost. Throughout, every call TensorFlow makes back into Python
+(``py_function``, ``numpy_function``, a generator) is timed by the callback hook, and,
+when asked for, the caller's stack is sampled.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfdiag.capture.pycalls import CallbackRecorder, hooked
 from tfdiag.capture.sampling import _calls, start_sampler
 from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
+from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.probes import SamplingRecord, TfProfile
@@ -40,6 +43,7 @@ class Observation:
     sampling: SamplingRecord | None = None
     tf_profile: TfProfile | None = None
     trace_files: TraceFiles = ()
+    py_callbacks: tuple[PyCallback, ...] = ()
     notes: list[str] = field(default_factory=list)
 
 
@@ -74,21 +78,15 @@ def observe(
         except ProbeError as exc:
             out.notes.append(f"TF profiler probe: {exc}")
     export_s: float | None = None
+    callbacks = CallbackRecorder(clock)
     try:
-        if trace is not None:
-            out.traced = traced_steps(n)
-            try:
-                _calls(fn, args, kwargs, out.traced, out.times, clock, step=trace.step)
-            except BaseException:
-                trace.abort()
-                raise
-            try:
-                export_s = trace.stop(clock)
-            except ProbeError as exc:
-                trace.cleanup()
-                out.notes.append(f"TF profiler probe: {exc}")
-        _calls(fn, args, kwargs, n - len(out.times), out.times, clock)
+        with hooked(callbacks):
+            _timed_block(fn, args, kwargs, n, clock, trace, out)
+            if out.traced and trace is not None and trace.running:
+                export_s = _stop_trace(trace, clock, out)
+            _calls(fn, args, kwargs, n - len(out.times), out.times, clock)
     finally:
+        out.py_callbacks = callbacks.records()
         if sampler is not None:
             sampler.stop()
             out.sampling = sampler.record(tuple(out.times))
@@ -98,3 +96,32 @@ def observe(
         except ProbeError as exc:
             out.notes.append(f"TF profiler probe: {exc}")
     return out
+
+
+def _timed_block(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    n: int,
+    clock: Clock,
+    trace: TfTrace | None,
+    out: Observation,
+) -> None:
+    """The first block of the pass, under the TF profiler when it started."""
+    if trace is None:
+        return
+    out.traced = traced_steps(n)
+    try:
+        _calls(fn, args, kwargs, out.traced, out.times, clock, step=trace.step)
+    except BaseException:
+        trace.abort()
+        raise
+
+
+def _stop_trace(trace: TfTrace, clock: Clock, out: Observation) -> float | None:
+    try:
+        return trace.stop(clock)
+    except ProbeError as exc:
+        trace.cleanup()
+        out.notes.append(f"TF profiler probe: {exc}")
+        return None

@@ -168,11 +168,11 @@ def profile(
     Two passes (docs/how-it-works.md): the cold first call and half of ``iterations``
     run under cProfile, so one-time build cost is visible beside per-iteration cost (the
     table is snapshotted after the cold call, so the steady state is known exactly);
-    then ``iterations`` calls are timed without cProfile, watched by the light probes:
-    every thread's Python stack is sampled, and the first block of them is traced with
-    the TensorFlow profiler (the caller waiting for input, tf.data's threads, Python
-    called from ops, the model's own op time). The whole diagnosis costs about twice the
-    plain iterations (docs/probes.md).
+    then ``iterations`` calls are timed without cProfile, watched by the light probes: the
+    first block of them is traced with the TensorFlow profiler (the caller waiting for
+    input, tf.data's threads, the model's own op time), and every call TensorFlow makes
+    back into Python (``py_function``, ``numpy_function``, a generator) is timed. The
+    whole diagnosis costs about twice the plain iterations (docs/probes.md).
 
     Args:
         fn: ``model.predict``, ``model.fit``, ``model.train_on_batch``, a model, or
@@ -181,9 +181,8 @@ def profile(
         iterations: calls after the cold one, in each pass.
         rules: extra culprit rules, tried before the built-in catalog.
         findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
-        sampling: sample every thread's stack in the timed pass (a second, full-stack
-            breakdown; exports as a pyinstrument session or speedscope). ``None`` (default):
-            on.
+        sampling: sample the call's stack in the timed pass (a second, full-stack
+            breakdown; exports as a pyinstrument session or speedscope). Off by default.
         tf_profiler: trace the first block of the timed pass with the TensorFlow profiler
             and read it with xprof (op time vs wall time, input waits, top ops, XProf's
             verdict). ``None`` (default): on when the call uses TensorFlow.
@@ -247,7 +246,7 @@ def profile_call(
     try:
         run.profiled_pass()
         run.observe_pass(
-            sampling=want_sampling is not False,
+            sampling=want_sampling is True,
             tf_profiler=want_tf if want_tf is not None else _tf_in_use(),
         )
     except KeyboardInterrupt:
@@ -371,4 +370,5 @@ class _Run:
             partial=partial,
             probes=probes,
             traces=tuple(self.traces.events),
+            py_callbacks=obs.py_callbacks,
         )

@@ -52,15 +52,20 @@ _LOOP_CODE = _calls.__code__
 
 
 class ThreadSampler:
-    """Samples the calling thread's stack, and every other thread's while the caller is
-    inside the call, from a daemon thread; ``stop()`` always joins it."""
+    """Samples the calling thread's stack from a daemon thread; ``stop()`` always joins it.
+
+    Only the caller's own stack is read: on Python 3.11, walking the frames of threads
+    that enter and leave Python (tf.data's, TF's executor's) from another thread is known
+    to read freed frames (python/cpython#99110, DataDog/dd-trace-py#13567), and the
+    TF profiler and the Python-callback hook see those threads safely.
+    """
 
     def __init__(self, interval_s: float = INTERVAL_S, clock: Clock = time.perf_counter) -> None:
         self.interval_s = interval_s
         self.clock = clock
         self._last = clock()
-        #: (thread name, codes root → leaf) → [samples, seconds]; "" names the caller.
-        self.stacks: dict[tuple[str, tuple[CodeType, ...]], list[float]] = {}
+        #: codes root → leaf → [samples, seconds]
+        self.stacks: dict[tuple[CodeType, ...], list[float]] = {}
         self.outside_s = 0.0
         #: Samples skipped because a stack could not be read.
         self.errors = 0
@@ -84,49 +89,27 @@ class ThreadSampler:
                 self.errors += 1
 
     def sample(self) -> None:
-        """Read the stacks once; the time since the last sample goes to each of them."""
-        frames = sys._current_frames()
+        """Read the calling thread's stack once; the time since the last sample goes to it."""
+        frame = sys._current_frames().get(self._target)
         now = self.clock()
         elapsed, self._last = now - self._last, now
-        if not self._record_caller(frames.get(self._target), elapsed):
-            return
-        import os
-
-        if os.environ.get("TFDIAG_EXP_MAIN_ONLY"):
-            return
-        own = threading.get_ident()
-        names = {t.ident: t.name for t in threading.enumerate()}
-        for ident, frame in frames.items():
-            if ident not in (self._target, own):
-                codes = _codes(frame, None)
-                if codes:
-                    self._add(names.get(ident, "native thread"), codes, elapsed)
-
-    def _record_caller(self, frame: FrameType | None, elapsed: float) -> bool:
-        """Record the calling thread's stack; True when it is inside the call."""
         codes = _codes(frame, _LOOP_CODE)
         if codes is None:
-            return False  # not inside tfdiag's loop: nothing of the call to record
+            return  # not inside tfdiag's loop: nothing of the call to record
         if not codes:
             self.outside_s += elapsed
-            return False
-        self._add("", codes, elapsed)
-        return True
-
-    def _add(self, thread: str, codes: tuple[CodeType, ...], elapsed: float) -> None:
-        entry = self.stacks.setdefault((thread, codes), [0, 0.0])
+            return
+        entry = self.stacks.setdefault(codes, [0, 0.0])
         entry[0] += 1
         entry[1] += elapsed
 
     def record(self, iteration_s: tuple[float, ...]) -> SamplingRecord:
         """What was sampled, as a record (frames interned, stacks by time)."""
         index: dict[FrameKey, int] = {}
-        threads: dict[str, int] = {"": 0}
         stacks = []
-        for (thread, codes), (count, seconds) in self.stacks.items():
+        for codes, (count, seconds) in self.stacks.items():
             ids = tuple(index.setdefault(_key(c), len(index)) for c in codes)
-            tid = threads.setdefault(thread, len(threads))
-            stacks.append(SampledStack(ids, int(count), seconds, tid))
+            stacks.append(SampledStack(ids, int(count), seconds))
         stacks.sort(key=lambda s: s.seconds, reverse=True)
         return SamplingRecord(
             interval_s=self.interval_s,
@@ -134,17 +117,16 @@ class ThreadSampler:
             frames=tuple(index),
             stacks=tuple(stacks),
             outside_s=self.outside_s,
-            threads=tuple("MainThread" if name == "" else name for name in threads),
         )
 
 
-def _codes(frame: FrameType | None, stop: CodeType | None) -> tuple[CodeType, ...] | None:
-    """A stack's code objects root → leaf, cut below ``stop``; None when ``stop`` is given
-    and not on the stack."""
+def _codes(frame: FrameType | None, stop: CodeType) -> tuple[CodeType, ...] | None:
+    """A stack's code objects root → leaf, cut below ``stop``; None when ``stop`` is not
+    on it (or the stack changed while it was read)."""
     codes: list[CodeType] = []
     depth = 0
     while frame is not None and depth < _MAX_DEPTH:
-        if type(frame) is not FrameType:  # another thread's stack moved while it was read
+        if type(frame) is not FrameType:  # the stack changed while it was read
             return None
         code = frame.f_code
         if code is stop:
@@ -152,7 +134,7 @@ def _codes(frame: FrameType | None, stop: CodeType | None) -> tuple[CodeType, ..
         codes.append(code)
         frame = frame.f_back
         depth += 1
-    return None if stop is not None else tuple(reversed(codes))
+    return None
 
 
 def _key(code: CodeType) -> FrameKey:

@@ -27,20 +27,14 @@ class SampledStack:
     frames: tuple[int, ...]
     samples: int
     seconds: float
-    #: Which thread it was seen on: an index into ``SamplingRecord.threads`` (0: the caller's).
-    thread: int = 0
 
 
 @dataclass(frozen=True)
 class SamplingRecord:
-    """The sampling pass: every ``interval_s`` the Python stack of every thread is read.
+    """The sampling pass: every ``interval_s`` the calling thread's Python stack is read.
 
     ``frames`` are (file, first line, qualified name), the keys cProfile uses;
-    ``outside_s`` is sampled time the calling thread spent in tfdiag's timing loop
-    between calls. ``threads`` names the threads the stacks were seen on; thread 0 is
-    the calling thread (cut below tfdiag's loop), the others (tf.data, executor and
-    worker threads running Python) are recorded whole. ``samples`` and ``sampled_s``
-    count the calling thread only.
+    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls.
     """
 
     interval_s: float
@@ -48,28 +42,14 @@ class SamplingRecord:
     frames: tuple[FrameKey, ...]
     stacks: tuple[SampledStack, ...]
     outside_s: float = 0.0
-    threads: tuple[str, ...] = ("MainThread",)
-
-    @property
-    def main_stacks(self) -> tuple[SampledStack, ...]:
-        return tuple(s for s in self.stacks if s.thread == 0)
-
-    @property
-    def other_stacks(self) -> tuple[SampledStack, ...]:
-        return tuple(s for s in self.stacks if s.thread != 0)
 
     @property
     def samples(self) -> int:
-        return sum(s.samples for s in self.main_stacks)
+        return sum(s.samples for s in self.stacks)
 
     @property
     def sampled_s(self) -> float:
-        return sum(s.seconds for s in self.main_stacks)
-
-    @property
-    def other_s(self) -> float:
-        """Sampled seconds of Python on the other threads (they overlap the caller's)."""
-        return sum(s.seconds for s in self.other_stacks)
+        return sum(s.seconds for s in self.stacks)
 
     @property
     def median_s(self) -> float | None:
@@ -194,9 +174,8 @@ def _sampling_to_json(s: SamplingRecord | None) -> dict[str, Any] | None:
         "interval_s": s.interval_s,
         "iteration_s": list(s.iteration_s),
         "outside_s": s.outside_s,
-        "threads": list(s.threads),
         "frames": [list(f) for f in s.frames],
-        "stacks": [[list(st.frames), st.samples, st.seconds, st.thread] for st in s.stacks],
+        "stacks": [[list(st.frames), st.samples, st.seconds] for st in s.stacks],
     }
 
 
@@ -257,27 +236,18 @@ def _sampling_from_json(d: Any) -> SamplingRecord | None:
     if d is None:
         return None
     frames = tuple((str(f), int(line), str(n)) for f, line, n in d["frames"])
-    threads = tuple(str(name) for name in d.get("threads", ("MainThread",)))
     stacks = tuple(
-        SampledStack(
-            tuple(int(i) for i in row[0]),
-            int(row[1]),
-            float(row[2]),
-            int(row[3]) if len(row) > 3 else 0,
-        )
+        SampledStack(tuple(int(i) for i in row[0]), int(row[1]), float(row[2]))
         for row in d["stacks"]
     )
     if any(i < 0 or i >= len(frames) for st in stacks for i in st.frames):
         raise ValueError("a sampled stack refers to a frame out of range")
-    if any(not 0 <= st.thread < len(threads) for st in stacks):
-        raise ValueError("a sampled stack refers to a thread out of range")
     return SamplingRecord(
         interval_s=float(d["interval_s"]),
         iteration_s=tuple(float(x) for x in d.get("iteration_s", ())),
         frames=frames,
         stacks=stacks,
         outside_s=float(d.get("outside_s", 0.0)),
-        threads=threads,
     )
 
 

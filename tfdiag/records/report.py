@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
@@ -166,6 +167,8 @@ class RunRecord:
     finding_rules: tuple[FindingRule, ...] = ()
     #: The graph traces of the profiled pass, in order (empty: none, or not recorded).
     traces: tuple[TraceEvent, ...] = ()
+    #: Python that TensorFlow called back from its threads during the timed pass.
+    py_callbacks: tuple[PyCallback, ...] = ()
 
     kind: ClassVar[str] = "profile"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
@@ -66,6 +67,7 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
         ),
         "probes": probes_to_json(record.probes),
         "traces": [e.to_json() for e in record.traces],
+        "py_callbacks": [c.to_json() for c in record.py_callbacks],
     }
 
 
@@ -114,6 +116,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         partial=bool(doc.get("partial", False)),
         probes=probes_from_json(doc.get("probes")),
         traces=tuple(TraceEvent.from_json(row) for row in doc.get("traces", ())),
+        py_callbacks=tuple(PyCallback.from_json(row) for row in doc.get("py_callbacks", ())),
     )
 
 
