@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from synth import SITE, Node, make_report
+from synth import SITE, Node, keras3_predict_report, make_report
+
+from tfdiag.results.report import Report
 
 TF = SITE + "tensorflow/python/"
 KERAS = SITE + "keras/src/"
@@ -153,3 +155,24 @@ def test_build_dominated_from_the_cold_call() -> None:
         iteration_s=(0.01,) * 10,
     )
     assert "build-dominated" not in [f.id for f in cheap.findings]
+
+
+def _input_ids(report: Report) -> list[str]:
+    return [f.id for f in report.findings]
+
+
+def test_building_a_pipeline_per_call_is_not_waiting_for_input() -> None:
+    # without the TF profiler, input-bound reads the caller's time in the iterator's
+    # __next__, never the per-call pipeline construction (that is per-call-input-pipeline)
+    ids = _input_ids(keras3_predict_report())
+    assert ids[0] == "per-call-input-pipeline" and "input-bound" not in ids
+
+
+def test_a_step_that_waits_in_the_iterator_is_input_bound() -> None:
+    tfdata = SITE + "tensorflow/python/data/ops/iterator_ops.py"
+    wait = Node(tfdata, "OwnedIterator.__next__", 0.0, 10, children=[
+        Node(SITE + "tensorflow/python/eager/execute.py", "quick_execute", 0.4, 10)
+    ])  # fmt: skip
+    root = Node("/home/me/train.py", "train_step", 0.1, 11, children=[wait])
+    ids = _input_ids(make_report([root], 10))
+    assert ids[0] == "input-bound"

@@ -67,7 +67,7 @@ def test_an_existing_save_path_is_refused_up_front(tmp_path: Path) -> None:
 
 
 def test_hand_driven_fit_profiles_exactly_the_chosen_batches() -> None:
-    cb = ProfileCallback(batches=(3, 8))
+    cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
     model = FakeModel()
     drive(cb, model, 20)
     report = cb.report
@@ -87,7 +87,7 @@ def test_hand_driven_fit_profiles_exactly_the_chosen_batches() -> None:
 
 
 def test_a_raising_step_detaches_the_profiler_and_keeps_a_partial_report() -> None:
-    cb = ProfileCallback(batches=(3, 8))
+    cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
     model = FakeModel(fail_at=6)
     with pytest.raises(RuntimeError, match="boom"):
         drive(cb, model, 20)
@@ -102,7 +102,7 @@ def test_a_raising_step_detaches_the_profiler_and_keeps_a_partial_report() -> No
 
 
 def test_fit_ending_inside_the_range_reports_what_ran() -> None:
-    cb = ProfileCallback(batches=(3, 8))
+    cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
     drive(cb, FakeModel(), 6)
     assert sys.getprofile() is None
     assert cb.report is not None and cb.report.partial
@@ -111,14 +111,14 @@ def test_fit_ending_inside_the_range_reports_what_ran() -> None:
 
 
 def test_fit_ending_before_the_range_warns_and_gives_no_report() -> None:
-    cb = ProfileCallback(batches=(5, 8))
+    cb = ProfileCallback(batches=(5, 8), tf_profiler=False)
     with pytest.warns(RuntimeWarning, match="no report for batches 5–8"):
         drive(cb, FakeModel(), 5)
     assert cb.report is None and sys.getprofile() is None
 
 
 def test_a_running_profile_makes_the_callback_step_aside() -> None:
-    cb = ProfileCallback(batches=(2, 4))
+    cb = ProfileCallback(batches=(2, 4), tf_profiler=False)
     assert _LOCK.acquire(blocking=False)
     try:
         with pytest.warns(RuntimeWarning, match="already running in this process"):
@@ -129,7 +129,7 @@ def test_a_running_profile_makes_the_callback_step_aside() -> None:
 
 
 def test_the_callback_is_reusable_across_fits(tmp_path: Path) -> None:
-    cb = ProfileCallback(batches=(2, 4), save=tmp_path / "fit")
+    cb = ProfileCallback(batches=(2, 4), tf_profiler=False, save=tmp_path / "fit")
     drive(cb, FakeModel(), 5)
     first = cb.report
     with pytest.warns(RuntimeWarning, match="report not saved.*exists"):
@@ -141,18 +141,18 @@ def test_the_callback_is_reusable_across_fits(tmp_path: Path) -> None:
 
 def test_a_step_left_wrapped_by_an_aborted_fit_is_unwrapped() -> None:
     model = FakeModel()
-    aborted = ProfileCallback(batches=(2, 4))
+    aborted = ProfileCallback(batches=(2, 4), tf_profiler=False)
     aborted.set_model(model)
     aborted.on_train_begin()  # ... and another callback raised: no on_train_end
     assert model.train_function != model._step
-    fresh = ProfileCallback(batches=(2, 4))
+    fresh = ProfileCallback(batches=(2, 4), tf_profiler=False)
     drive(fresh, model, 6)
     assert model.train_function == model._step
     assert steps_in(fresh.report.profile) == 3  # type: ignore[union-attr]
 
 
 def test_unknown_hooks_are_no_ops_and_other_attributes_are_not() -> None:
-    cb = ProfileCallback()
+    cb = ProfileCallback(tf_profiler=False)
     assert cb.on_predict_batch_end(0, {}) is None
     assert cb.on_some_future_hook() is None
     assert cb._implements_train_batch_hooks() and not cb._implements_test_batch_hooks()
@@ -188,7 +188,11 @@ def test_callback_inside_a_real_fit(
     assert report is not None and not report.partial
     assert report.call.flavour == flavour and report.call.method == "fit"
     assert (report.timing.iterations, report.timing.profiled_calls) == (5, 6)
-    assert len(report.timing.iteration_s) == 24 - 6
+    # batches 16–24 ran under the TF profiler and are not in the timeline (1–9)
+    assert len(report.timing.iteration_s) == 9
+    assert report.probes is not None and report.probes.tf_profile is not None
+    assert report.probes.tf_profile.steps == 9
+    assert any("batches 16–24 ran under the TF profiler" in n for n in report.notes)
     # cProfile saw each profiled batch's callback dispatch once, the cold table only the first
     assert _batch_end_calls(report.profile) == 6
     assert _batch_end_calls(report.cold_profile) == 1
@@ -199,6 +203,20 @@ def test_callback_inside_a_real_fit(
     assert sys.getprofile() is None
     assert "ProfileCallback" not in getattr(model.train_function, "__qualname__", "")
     assert (tmp_path / "fit.tfdiag.json").exists() and (tmp_path / "fit.prof").exists()
+
+
+@pytest.mark.tf
+def test_callback_without_the_tf_profiler_times_every_other_batch(
+    tiny_model_factory: Callable[[str], Any],
+) -> None:
+    model = tiny_model_factory("keras3")
+    x, y = _data(12)
+    cb = tfdiag.keras.ProfileCallback(batches=(10, 15), tf_profiler=False)
+    model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[cb])
+    report = cb.report
+    assert report is not None and report.probes is None
+    assert len(report.timing.iteration_s) == 24 - 6
+    assert not any("TF profiler" in n for n in report.notes)
 
 
 def _failing_model(flavour: str) -> Any:
@@ -241,3 +259,63 @@ def test_fit_that_raises_mid_range_leaves_no_profiler(flavour: str) -> None:
         model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[cb])
     assert cb.report is not None and cb.report.timing.profiled_calls == 6
     assert not cb.report.partial
+
+
+def _registry_call() -> Any:
+    from tensorflow.python.ops import script_ops
+
+    return vars(script_ops.FuncRegistry)["__call__"]
+
+
+@pytest.mark.tf
+def test_fit_that_raises_in_the_traced_batches_stops_every_probe(tmp_path: Path) -> None:
+    import tensorflow as tf
+
+    model, boom = _failing_model("keras3")
+    x, y = _data(12)
+    hook = _registry_call()
+    boom.fail_at = boom.seen + 11  # batch 11: the second one under the TF profiler
+    cb = tfdiag.keras.ProfileCallback(batches=(4, 9))
+    with pytest.raises(Exception, match="boom in batch"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[cb])
+    assert sys.getprofile() is None and _registry_call() is hook
+    report = cb.report
+    assert report is not None and report.probes is None  # an incomplete trace is dropped
+    assert any("fit raised" in n and "at batch 11" in n for n in report.notes)
+    # no TF profiler session left running: a new one starts
+    tf.profiler.experimental.start(str(tmp_path))
+    tf.profiler.experimental.stop(save=False)
+
+
+@pytest.mark.tf
+def test_callback_times_the_python_that_the_pipeline_calls_back() -> None:
+    import numpy as np
+    import tensorflow as tf
+
+    from tfdiag.measure.seed_models import tiny_model
+
+    calls = {"n": 0}
+
+    def scale(v: Any) -> Any:
+        calls["n"] += 1
+        return (v.numpy() * 2.0).astype("float32")
+
+    x, y = _data(20)
+    ds = (
+        tf.data.Dataset.from_tensor_slices((x, y))
+        .map(lambda a, b: (tf.py_function(scale, [a], tf.float32), b))
+        .map(lambda a, b: (tf.ensure_shape(a, (4,)), b))
+        .batch(32)
+    )
+    model = tiny_model("keras3")
+    hook = _registry_call()
+    cb = tfdiag.keras.ProfileCallback(batches=(3, 6), tf_profiler=False)
+    model.fit(ds, epochs=1, verbose=0, callbacks=[cb])
+    assert _registry_call() is hook
+    report = cb.report
+    assert report is not None
+    names = [c.function for c in report.py_callbacks]
+    assert names and names[0].endswith("scale")
+    # the hook counted the unprofiled batches' elements only, never the cProfile range's
+    seen = report.py_callbacks[0].calls
+    assert 0 < seen < calls["n"] and np.isfinite(report.py_callbacks[0].seconds)

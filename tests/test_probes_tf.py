@@ -178,7 +178,7 @@ def test_an_unwritable_trace_folder_leaves_a_note(
     blocker.write_text("not a folder")
     monkeypatch.setattr(tempfile, "tempdir", str(blocker))
     report = tfdiag.profile(call, iterations=3, tf_profiler=True)
-    assert report.probes is not None and report.probes.tf_profile is None
+    assert report.probes is None  # the only probe asked for recorded nothing
     assert any("cannot create the trace folder" in n for n in report.notes)
 
 

@@ -16,12 +16,14 @@ from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
+from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.environment import flavour_of
 from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, new_profiler, snapshot
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
+from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, report_paths
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
@@ -63,7 +65,10 @@ class ProfileCallback:
     from the start of batch ``first`` to the end of batch ``last``, so the profile
     holds everything ``fit`` did in between (the step, the data iterator, every
     callback). Every other batch of the fit is timed with no profiler attached,
-    for the timeline. Works with Keras 3 and tf_keras.
+    for the timeline. The batches right after ``last`` (up to 10) run under the
+    TF profiler, which sees tf.data's threads and the step waiting for input; every
+    call TensorFlow makes back into Python (``py_function``, a generator) is timed
+    throughout. Works with Keras 3 and tf_keras.
 
     Args:
         batches: ``(first, last)``, both included.
@@ -71,6 +76,8 @@ class ProfileCallback:
         overwrite: replace an existing saved report.
         rules: extra culprit rules, tried before the built-in catalog.
         findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
+        tf_profiler: trace the batches after ``last`` with the TF profiler; None (default):
+            when TensorFlow is imported.
         clock: the timer every batch time and the profile read (``time.perf_counter``).
 
     Attributes:
@@ -88,9 +95,13 @@ class ProfileCallback:
         overwrite: bool = False,
         rules: Iterable[Rule] = (),
         findings: Iterable[FindingRule] = (),
+        tf_profiler: bool | None = None,
         clock: Clock = time.perf_counter,
     ) -> None:
         self.batches = _check_batches(batches)
+        if tf_profiler is not None and not isinstance(tf_profiler, bool):
+            raise InputError(f"tf_profiler must be True, False or None, got {tf_profiler!r}")
+        self.tf_profiler = tf_profiler
         self.clock = clock
         self.rules = tuple(rules)
         if not all(isinstance(r, Rule) for r in self.rules):
@@ -121,6 +132,9 @@ class ProfileCallback:
         self._dropped = 0
         self._failed: str | None = None
         self._train_function: Callable[..., Any] | None = None
+        self._probes: BatchProbes | None = None
+        self._tracing = False
+        self._traced = 0
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -140,13 +154,20 @@ class ProfileCallback:
         if callable(fn):
             self._train_function = fn
             self.model.train_function = self._guarded(fn)
+        self._probes = BatchProbes(tf_profiler=self.tf_profiler, clock=self.clock)
+        self._probes.start()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         self._count += 1
         first, last = self.batches
+        probes = self._probes
+        if probes is not None:
+            probes.batch(self._count - first)
         if self._count == first:
             reason = busy_reason()
             if reason is None:
+                if probes is not None:
+                    probes.pause()
                 self._profiler = new_profiler(self.clock)
                 self._t0 = self.clock()
                 self._profiler.enable()
@@ -156,6 +177,10 @@ class ProfileCallback:
             self._profiler.disable()
             self._cold = snapshot(self._profiler)
             self._profiler.enable()
+        elif self._count > last and probes is not None:
+            self._tracing = probes.begin()
+            if self._tracing:  # the hook counts the timeline's batches, as profile()'s does
+                probes.pause()
         self._t0 = self.clock()
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
@@ -164,7 +189,14 @@ class ProfileCallback:
             self._profiled_s.append(elapsed)
             if self._count == self.batches[1]:
                 self._detach()
-        elif len(self._timed_s) < MAX_TIMED_BATCHES:
+            return
+        if self._tracing and self._probes is not None:  # not timeline: the profiler is on
+            self._tracing = False
+            self._traced += 1
+            self._probes.end(elapsed)
+            self._probes.resume()
+            return
+        if len(self._timed_s) < MAX_TIMED_BATCHES:
             self._timed_s.append(elapsed)
         else:
             self._dropped += 1
@@ -178,7 +210,7 @@ class ProfileCallback:
         ``fit`` does this itself when it ends or its step raises; call ``close()``
         after a ``fit`` that another callback aborted inside the profiled batches.
         """
-        if self._profiler is not None or self._train_function is not None:
+        if self._profiler is not None or self._train_function is not None or self._probes:
             self._finish()
         return self.report
 
@@ -222,6 +254,8 @@ class ProfileCallback:
         self._stats = snapshot(self._profiler)
         self._profiler = None
         _LOCK.release()
+        if self._probes is not None:
+            self._probes.resume()
 
     def _finish(self) -> None:
         self._detach()
@@ -229,7 +263,11 @@ class ProfileCallback:
             if self.model is not None:
                 self.model.train_function = self._train_function
             self._train_function = None
-        self.report = self._build()
+        probes, self._probes = self._probes, None
+        found = BatchRecords()
+        if probes is not None:
+            found = probes.finish(failed=self._failed is not None)
+        self.report = self._build(probes, found)
         if self.report is None:
             first, last = self.batches
             reason = self._failed or f"fit ran {self._count} batch(es)"
@@ -245,7 +283,7 @@ class ProfileCallback:
             except InputError as exc:  # never abort the user's training over a file
                 warnings.warn(f"tfdiag: report not saved: {exc}", RuntimeWarning, stacklevel=3)
 
-    def _build(self) -> Report | None:
+    def _build(self, probes: BatchProbes | None, found: BatchRecords) -> Report | None:
         profiled = self._profiled_s
         if self._stats is None or self._cold is None or len(profiled) < 2:
             return None
@@ -260,8 +298,9 @@ class ProfileCallback:
         if self._timed_s:
             before = min(len(self._timed_s), first - 1)
             after = len(self._timed_s) - before
+            start = last + 1 + self._traced
             spans = [_span(1, before)] if before else []
-            spans += [_span(last + 1, last + after)] if after else []
+            spans += [_span(start, start + after - 1)] if after else []
             notes.append(
                 f"the timeline is batches {' and '.join(spans)}, timed with no profiler attached "
                 f"(numbered 1–{len(self._timed_s)} there)"
@@ -274,6 +313,15 @@ class ProfileCallback:
             notes.append("fewer than 3 steady batches: build and per-iteration cost blur")
         if self._dropped:
             notes.append(f"the last {self._dropped} batch times were not kept")
+        if self._traced:
+            traced = _span(last + 1, last + self._traced)
+            notes.append(
+                f"batches {traced} ran under the TF profiler"
+                + ("" if found.tf_profile is not None else ", which recorded nothing")
+                + ", and are left out of the timeline"
+            )
+        if probes is not None:
+            notes += probes.notes
         kwargs = [("batches", f"{first}–{last}")]
         kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
         return build_report(
@@ -292,4 +340,11 @@ class ProfileCallback:
             notes=notes,
             source="keras-callback",
             partial=done < last,
+            probes=(
+                Probes(tf_profile=found.tf_profile, trace_files=found.trace_files)
+                if found.tf_profile is not None
+                else None
+            ),
+            traces=probes.traced_in(len(profiled)) if probes is not None else (),
+            py_callbacks=found.py_callbacks,
         )

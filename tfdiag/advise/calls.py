@@ -106,14 +106,14 @@ def per_epoch_overhead(ctx: Context) -> Detection | None:
     ):
         return None
     step_s = _step_function_s(report, analysis)
-    impact = max(1.0 - step_s / analysis.steady_s, 0.0)
+    impact = max(1.0 - analysis.of_steady(step_s), 0.0)
     if impact < ctx.threshold("min_share"):
         return None
     per_epoch = analysis.steady_s / analysis.iterations / steps.epochs
     evidence = [
         f"`fit` runs {steps.epochs_per_call:.0f} epochs of {steps.per_epoch:.3g} step(s) each "
         f"per call: {fmt_s(per_epoch)} per epoch, of which the steps themselves are "
-        f"{pct(step_s / analysis.steady_s)}",
+        f"{pct(analysis.of_steady(step_s))}",
     ]
     iterators = per_iteration(
         analysis, functions(report, "tensorflow/python/data/ops/iterator_ops.py", "*.__init__")
@@ -182,7 +182,7 @@ def per_step_overhead(ctx: Context) -> Detection | None:
             analysis.steady.functions[i].self_s
             for i, _ in functions(report, "~", "*TFE_Py_Execute*")
         )
-        work_share = min(execute / analysis.steady_s, 1.0)
+        work_share = min(analysis.of_steady(execute), 1.0)
         basis = "TFE_Py_Execute's time"
     overhead = max(1.0 - work_share, 0.0)
     if overhead < ctx.threshold("min_overhead_share"):

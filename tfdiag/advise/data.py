@@ -98,15 +98,19 @@ def input_bound(ctx: Context) -> Detection | None:
 
 
 def _waiting_without_tf(record: RunRecord, analysis: Analysis) -> tuple[float, str]:
-    """Without the TF profiler: the caller's time reading the next batch, or in the user's
-    own data code run by Keras (a PyDataset's ``__getitem__``)."""
+    """Without the TF profiler: the caller's time reading the next batch (a tf.data
+    iterator's ``__next__``), or in the user's own data code that Keras runs for each batch
+    (a PyDataset's ``__getitem__``). Building a pipeline is not waiting for it (that is
+    per-call-input-pipeline's), so the input pipeline's whole share is not used."""
     best = 0.0
     for i, _ in functions(
         record, "tensorflow/python/data/ops/iterator_ops.py", "OwnedIterator.__next__"
     ):
-        best = max(best, analysis.steady.functions[i].cum_s / analysis.steady_s)
-    claimed = analysis.steady_share(Category.INPUT_PIPELINE)
-    share = min(max(best, claimed), 1.0)
+        best = max(best, analysis.of_steady(analysis.steady.functions[i].cum_s))
+    for i, fn in enumerate(analysis.steady.functions):
+        if is_user_code(fn.file) and analysis.own[i].get(Category.INPUT_PIPELINE, 0.0) > 0.5:
+            best = max(best, analysis.of_steady(fn.cum_s))
+    share = min(best, 1.0)
     return share, f"reading the next batch takes {pct(share)} of steady-state time"
 
 
@@ -195,7 +199,7 @@ def conversion_overhead(ctx: Context) -> Detection | None:
     report, analysis = ctx.record, ctx.analysis
     if analysis.steady_s <= 0:
         return None
-    tc = input_conversion_s(report, analysis) / analysis.steady_s
+    tc = analysis.of_steady(input_conversion_s(report, analysis))
     oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
     if tc + oc < ctx.threshold("min_share"):
         return None

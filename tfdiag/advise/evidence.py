@@ -51,7 +51,7 @@ def steady_share(analysis: Analysis, i: int) -> float:
     """Function ``i``'s cumulative steady-state time as a share of the steady state."""
     if analysis.steady_s <= 0:
         return 0.0
-    return min(analysis.steady.functions[i].cum_s / analysis.steady_s, 1.0)
+    return min(analysis.of_steady(analysis.steady.functions[i].cum_s), 1.0)
 
 
 def tf_figures(record: RunRecord) -> OpFigures | None:

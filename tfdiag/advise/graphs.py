@@ -141,7 +141,7 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
     i = max(tracers, key=lambda t: (steady[t].primitive_calls, steady[t].cum_s))
     fn = steady[i]
     share = analysis.steady_share(Category.GRAPH_BUILDING)
-    cum_share = min(fn.cum_s / analysis.steady_s, 1.0)
+    cum_share = min(analysis.of_steady(fn.cum_s), 1.0)
     evidence = [
         f"`{fn.short_name}` runs {times(analysis, i)} per iteration "
         f"({fn.primitive_calls} traces in {analysis.iterations} steady-state calls): "
@@ -226,7 +226,7 @@ def eager_execution(ctx: Context) -> Detection | None:
     # what a graph removes, the kernel stays.
     dispatch = analysis.steady.functions[i]
     kernel_s = max(dispatch.self_s - dispatch.calls * ctx.threshold("dispatch_s"), 0.0)
-    kernel = kernel_s / analysis.steady_s
+    kernel = analysis.of_steady(kernel_s)
     figures = tf_figures(report)
     if figures is not None and figures.eager_s > 0 and figures.wall_s > 0:
         kernel = min(figures.eager_s / figures.wall_s, kernel)
@@ -241,7 +241,7 @@ def eager_execution(ctx: Context) -> Detection | None:
     )
     builders = max(
         (
-            min(analysis.steady.functions[j].cum_s / analysis.steady_s, 1.0)
+            min(analysis.of_steady(analysis.steady.functions[j].cum_s), 1.0)
             for name in _BUILDERS
             for j, _ in functions(report, "keras*", f"*{name}")
         ),

@@ -23,7 +23,7 @@ def user_finding(rule: FindingRule) -> Detector:
         if not matched:
             return None
         cum_s, i = max(matched)
-        share = min(cum_s / analysis.steady_s, 1.0)
+        share = min(analysis.of_steady(cum_s), 1.0)
         if share < rule.min_share:
             return None
         fn = report.profile.functions[i]

@@ -41,7 +41,7 @@ def callback_overhead(ctx: Context) -> Detection | None:
     if analysis.steady_s <= 0:
         return None
     own = analysis.steady_share(Category.CALLBACKS)
-    share = max(own, min(_under_hooks(report, analysis) / analysis.steady_s, 1.0))
+    share = max(own, min(analysis.of_steady(_under_hooks(report, analysis)), 1.0))
     if share < ctx.threshold("min_share"):
         return None
     evidence = [
@@ -68,7 +68,7 @@ def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str 
     if not seconds:
         return "", None
     (name, kind), s = max(seconds.items(), key=lambda kv: kv[1])
-    share = s / analysis.steady_s
+    share = analysis.of_steady(s)
     if kind == "user":
         return f"your callback `{name}` takes {pct(share)} of steady-state time", "user"
     if kind == "progbar":

@@ -96,6 +96,10 @@ class Analysis:
     def class_count(self, cost: CostClass) -> int:
         return sum(1 for c in self.classes if c.cost is cost)
 
+    def of_steady(self, seconds: float) -> float:
+        """``seconds`` as a share of the steady-state time (0 when it took no time)."""
+        return seconds / self.steady_s if self.steady_s > 0 else 0.0
+
     def steady_share(self, category: Category) -> float:
         """A category's non-overlapping share of the steady-state time."""
         if self.steady_s <= 0:

@@ -50,6 +50,8 @@ class CallbackRecorder:
     def __init__(self, clock: Clock = time.perf_counter) -> None:
         self.clock = clock
         self.main = threading.get_ident()
+        #: Calls are recorded only while this is true (the callback pauses it).
+        self.active = True
         #: token → [description, calls, seconds, calls on the main thread]
         self.seen: dict[str, list[Any]] = {}
 
@@ -74,19 +76,19 @@ class CallbackRecorder:
         return tuple(sorted(merged.values(), key=lambda r: r.seconds, reverse=True))
 
 
-@contextmanager
-def hooked(recorder: CallbackRecorder) -> Iterator[bool]:
-    """Wrap TensorFlow's Python-callback registry while the block runs; yields whether it
-    could (TensorFlow imported, and the registry where this TF version keeps it)."""
+def install(recorder: CallbackRecorder) -> Callable[[], None] | None:
+    """Wrap TensorFlow's Python-callback registry; returns the function that restores it,
+    or None when there is none (TensorFlow not imported, or kept elsewhere by this TF)."""
     module = sys.modules.get(_MODULE)
     registry = getattr(module, "FuncRegistry", None)
     original: Callable[..., Any] | None = vars(registry).get("__call__") if registry else None
     if registry is None or original is None:
-        yield False
-        return
+        return None
     clock, main = recorder.clock, recorder.main
 
     def timed(self: Any, token: Any, device: Any, args: Any) -> Any:
+        if not recorder.active:
+            return original(self, token, device, args)
         t0 = clock()
         try:
             return original(self, token, device, args)
@@ -105,7 +107,19 @@ def hooked(recorder: CallbackRecorder) -> Iterator[bool]:
                 entry[3] += 1
 
     registry.__call__ = timed
-    try:
-        yield True
-    finally:
+
+    def restore() -> None:
         registry.__call__ = original
+
+    return restore
+
+
+@contextmanager
+def hooked(recorder: CallbackRecorder) -> Iterator[bool]:
+    """The hook on while the block runs; yields whether it could be installed."""
+    restore = install(recorder)
+    try:
+        yield restore is not None
+    finally:
+        if restore is not None:
+            restore()
