@@ -21,7 +21,7 @@ CASE = Case(
     fix_mentions=("on_epoch_end", "every N"),
     premise=1.0,
     iterations=5,
-    also=("per-call-input-pipeline",),
+    also=("per-call-input-pipeline", "per-iteration-tracing"),
 )
 
 N, BATCH = 256, 32

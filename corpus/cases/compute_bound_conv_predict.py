@@ -8,11 +8,11 @@ from corpus.harness import Case
 
 CASE = Case(
     id="compute-bound-conv-predict",
-    title="predict on 64 images takes half a second; should I use predict_on_batch?",
+    title="predict on 96 images takes most of a second; should I use predict_on_batch?",
     source="tensorflow/tensorflow#40261 (predict's overhead is per call, not per sample); "
     "keras predict docstring (predict is for large batches); keras-team/keras#10331",
     mechanism=(
-        "one predict() over a 64x96x96x3 batch through four 3x3 conv layers: predict's "
+        "one predict() over a 96x96x96x3 batch through four 3x3 conv layers: predict's "
         "per-call setup is tens of ms against hundreds of ms of convolutions, so "
         "predict_on_batch (the best Python-side change) gains ~nothing"
     ),
@@ -41,14 +41,14 @@ def setup():
         ]
     )
     rng = np.random.default_rng(39)
-    X = rng.random((64, 96, 96, 3)).astype("float32")
-    model.predict(X, batch_size=64, verbose=0)
+    X = rng.random((96, 96, 96, 3)).astype("float32")
+    model.predict(X, batch_size=96, verbose=0)
     model.predict_on_batch(X)
     return SimpleNamespace(model=model, X=X)
 
 
 def slow(s):
-    return s.model.predict(s.X, batch_size=64, verbose=0)
+    return s.model.predict(s.X, batch_size=96, verbose=0)
 
 
 def fast(s):

@@ -18,7 +18,7 @@ CASE = Case(
         "model whose step is a handful of ops"
     ),
     expect="per-step-overhead",
-    fix_mentions=("steps_per_execution", "batch_size", "tf.while_loop", "tf.range"),
+    fix_mentions=("tf.while_loop", "tf.range", "several steps", "batch_size", "steps_per_execution"),
     premise=1.0,
     iterations=5,
 )

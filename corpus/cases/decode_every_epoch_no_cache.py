@@ -17,7 +17,7 @@ CASE = Case(
         "and standardisation for every image in every epoch; the small conv step waits on it"
     ),
     expect="input-bound",
-    fix_mentions=("cache",),
+    fix_mentions=(".cache", "`cache`", "cache()"),
     premise=1.0,
     iterations=5,
 )

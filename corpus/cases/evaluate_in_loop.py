@@ -19,6 +19,7 @@ CASE = Case(
     fix_mentions=("test_on_batch",),
     premise=1.0,
     iterations=5,
+    also=("per-iteration-tracing",),
 )
 
 CHUNKS = 3

@@ -42,8 +42,8 @@ def setup():
     rng = np.random.default_rng(9)
     x = rng.standard_normal((N, 8)).astype("float32")
     y = rng.standard_normal((N, 1)).astype("float32")
-    model.fit(x[:8], y[:8], batch_size=1, verbose=0)
-    fixed.fit(x[:64], y[:64], batch_size=1, verbose=0)
+    model.fit(x[:64], y[:64], batch_size=1, shuffle=False, verbose=0)
+    fixed.fit(x[:64], y[:64], batch_size=1, shuffle=False, verbose=0)
     return SimpleNamespace(model=model, fixed=fixed, x=x, y=y)
 
 

@@ -20,6 +20,7 @@ CASE = Case(
     fix_mentions=("train_on_batch", "tf.function"),
     premise=1.0,
     iterations=5,
+    also=("per-iteration-tracing",),
 )
 
 ENV_STEPS = 3  # one slow() = three environment steps, one replay minibatch each

@@ -19,6 +19,7 @@ CASE = Case(
     fix_mentions=("steps_per_epoch", "epochs"),
     premise=1.0,
     iterations=3,
+    also=("per-iteration-tracing", "per-call-input-pipeline"),
 )
 
 EPOCHS = 8

@@ -19,7 +19,7 @@ CASE = Case(
         "over 32 sequences of 24 tokens under the GIL; tf.edit_distance does it in the graph"
     ),
     expect="python-in-graph",
-    fix_mentions=("TensorFlow ops", "TF ops", "tf.edit_distance"),
+    fix_mentions=("numpy_function", "tf.edit_distance"),
     premise=1.0,
     iterations=3,
 )

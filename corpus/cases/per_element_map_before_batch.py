@@ -18,7 +18,7 @@ CASE = Case(
         "first runs it 16 times on whole batches"
     ),
     expect="input-bound",
-    fix_mentions=("batch",),
+    fix_mentions=("vectoriz", "before map", "before `map", "before `.map"),
     premise=1.0,
     iterations=5,
 )

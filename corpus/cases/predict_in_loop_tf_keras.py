@@ -19,6 +19,7 @@ CASE = Case(
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
     premise=1.0,
     iterations=10,
+    also=("per-iteration-tracing",),
 )
 
 SAMPLES = 5  # one slow() = the user's loop over 5 incoming samples

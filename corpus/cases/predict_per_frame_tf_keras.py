@@ -19,6 +19,7 @@ CASE = Case(
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
     premise=1.0,
     iterations=5,
+    also=("per-iteration-tracing",),
 )
 
 FRAMES = 3

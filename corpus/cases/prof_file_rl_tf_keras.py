@@ -24,6 +24,7 @@ CASE = Case(
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
     premise=1.0,
     iterations=5,
+    also=("per-iteration-tracing",),
 )
 
 STEPS = 3  # environment steps per episode

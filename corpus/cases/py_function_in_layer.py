@@ -19,7 +19,7 @@ CASE = Case(
         "one fused kernel"
     ),
     expect="python-in-graph",
-    fix_mentions=("TensorFlow ops", "TF ops", "tf.math.erf"),
+    fix_mentions=("py_function", "tf.math.erf"),
     premise=1.0,
     iterations=3,
 )

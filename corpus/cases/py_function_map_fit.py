@@ -19,7 +19,7 @@ CASE = Case(
         "the per-sample Python calls; the same transform in TF ops stays in the runtime"
     ),
     expect="input-bound",
-    fix_mentions=("TensorFlow ops", "TF ops"),
+    fix_mentions=("py_function",),
     premise=1.0,
     iterations=10,
 )

@@ -16,7 +16,7 @@ CASE = Case(
         "Python under the GIL, one call per line; tf.io.decode_csv does the same in C++"
     ),
     expect="input-bound",
-    fix_mentions=("TensorFlow ops", "TF ops", "decode_csv"),
+    fix_mentions=("py_function", "decode_csv"),
     premise=1.0,
     iterations=5,
 )

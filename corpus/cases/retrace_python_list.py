@@ -16,7 +16,7 @@ CASE = Case(
         "part of the trace key by value, so every request traces the model again"
     ),
     expect="per-iteration-tracing",
-    fix_mentions=("tf.constant", "convert_to_tensor", "np.asarray"),
+    fix_mentions=("tf.constant", "convert_to_tensor", "np.asarray", "input_signature"),
     premise=1.0,
     iterations=5,
 )

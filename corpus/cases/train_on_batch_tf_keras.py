@@ -20,6 +20,7 @@ CASE = Case(
     fix_mentions=("tf.function",),
     premise=1.0,
     iterations=10,
+    also=("per-iteration-tracing",),
 )
 
 BATCHES = 16
