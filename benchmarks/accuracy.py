@@ -139,7 +139,9 @@ def table(rows: list[dict[str, Any]]) -> str:
                 _mark(r.get("says_no_python_gain")) if "ids" in r else "-",
             )
         )
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    widths = [
+        max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)
+    ]
     fmt = " | ".join(f"{{:{w}}}" for w in widths)
     lines.append("| " + fmt.format(*head) + " |")
     lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")

@@ -64,8 +64,11 @@ def setup():
 
     keras.utils.set_random_seed(38)
     model = keras.Sequential(
-        [keras.Input((20,)), keras.layers.Dense(32, activation="relu"),
-         keras.layers.Dense(1, activation="sigmoid")]
+        [
+            keras.Input((20,)),
+            keras.layers.Dense(32, activation="relu"),
+            keras.layers.Dense(1, activation="sigmoid"),
+        ]
     )
     model.compile("adam", "binary_crossentropy")
     rng = np.random.default_rng(38)
@@ -80,9 +83,7 @@ def setup():
 
 def _fit(s, per_batch, extra=()):
     cb = make_callback(s.x_val, s.y_val, per_batch)
-    return s.model.fit(
-        s.x, s.y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[cb, *extra]
-    )
+    return s.model.fit(s.x, s.y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[cb, *extra])
 
 
 def slow(s):

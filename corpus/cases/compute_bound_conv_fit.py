@@ -58,9 +58,7 @@ def setup():
     rng = np.random.default_rng(40)
     X = rng.random((N, 64, 64, 3)).astype("float32")
     Y = rng.integers(0, 10, (N,)).astype("int32")
-    ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(BATCH).cache().prefetch(
-        tf.data.AUTOTUNE
-    )
+    ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(BATCH).cache().prefetch(tf.data.AUTOTUNE)
     model.fit(ds, epochs=1, verbose=0)
     fixed.fit(ds, epochs=1, verbose=0)
     return SimpleNamespace(model=model, fixed=fixed, ds=ds)

@@ -18,7 +18,13 @@ CASE = Case(
         "model whose step is a handful of ops"
     ),
     expect="per-step-overhead",
-    fix_mentions=("tf.while_loop", "tf.range", "several steps", "batch_size", "steps_per_execution"),
+    fix_mentions=(
+        "tf.while_loop",
+        "tf.range",
+        "several steps",
+        "batch_size",
+        "steps_per_execution",
+    ),
     premise=1.0,
     iterations=5,
 )

@@ -59,9 +59,7 @@ def setup():
         return tf.ensure_shape(out, (32,)), b
 
     slow_ds = base.map(py_map).batch(BATCH).prefetch(tf.data.AUTOTUNE)
-    fast_ds = base.map(lambda a, b: (preprocess_tf(a), b)).batch(BATCH).prefetch(
-        tf.data.AUTOTUNE
-    )
+    fast_ds = base.map(lambda a, b: (preprocess_tf(a), b)).batch(BATCH).prefetch(tf.data.AUTOTUNE)
     model = keras.Sequential(
         [keras.Input((32,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(1)]
     )

@@ -17,7 +17,7 @@ CASE = Case(
     "to the PyDataset constructor); keras-team/keras#9502",
     mechanism=(
         "PyDataset.__getitem__ reads 16 PNG files per batch from a network file system "
-        "(~30 ms per batch of latency, simulated with time.sleep, which releases the GIL like "
+        "(~50 ms per batch of latency, simulated with time.sleep, which releases the GIL like "
         "a blocking read), then decodes and resizes them with PIL, on the training thread: "
         "with workers=1 nothing is read while a step runs or while another read waits"
     ),
@@ -27,8 +27,8 @@ CASE = Case(
     iterations=6,
 )
 
-N, BATCH, SIZE = 288, 16, 32
-READ_LATENCY_S = 0.03  # per batch: ~2 ms per small file on a network file system
+N, BATCH, SIZE = 192, 16, 32
+READ_LATENCY_S = 0.05  # per batch: ~3 ms per small file on a network file system
 
 
 def _write_images(rng):
