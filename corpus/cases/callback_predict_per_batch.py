@@ -19,7 +19,7 @@ CASE = Case(
     ),
     expect="callback-overhead",
     fix_mentions=("on_epoch_end", "every N"),
-    premise=1.0,
+    premise=2.7,
     iterations=5,
     also=("per-call-input-pipeline", "per-iteration-tracing"),
 )

@@ -18,7 +18,7 @@ CASE = Case(
     ),
     expect="compute-bound",
     fix_mentions=("won't help", "jit_compile", "smaller model"),
-    premise=1.0,
+    premise=1.1,
     iterations=2,
     python_fix=False,
 )

@@ -25,7 +25,7 @@ CASE = Case(
         "batch_size",
         "steps_per_execution",
     ),
-    premise=1.0,
+    premise=2.9,
     iterations=5,
 )
 

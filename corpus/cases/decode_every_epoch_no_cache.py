@@ -18,11 +18,11 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=(".cache", "`cache`", "cache()"),
-    premise=1.0,
+    premise=4.2,
     iterations=5,
 )
 
-N, BATCH = 512, 32
+N, BATCH = 256, 32
 
 
 def setup():
@@ -31,7 +31,7 @@ def setup():
 
     keras.utils.set_random_seed(25)
     rng = np.random.default_rng(25)
-    images = rng.integers(0, 256, (N, 128, 128, 3)).astype("uint8")
+    images = rng.integers(0, 256, (N, 192, 192, 3)).astype("uint8")
     encoded = tf.constant([tf.io.encode_png(img).numpy() for img in images])
     labels = rng.integers(0, 10, (N,)).astype("int32")
     base = tf.data.Dataset.from_tensor_slices((encoded, labels))

@@ -21,7 +21,7 @@ CASE = Case(
     ),
     expect="drift",
     fix_mentions=("concatenate", "grow"),
-    premise=1.0,
+    premise=4.6,
     iterations=10,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("test_on_batch",),
-    premise=1.0,
+    premise=31,
     iterations=5,
     also=("per-iteration-tracing",),
 )

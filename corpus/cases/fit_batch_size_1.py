@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-step-overhead",
     fix_mentions=("steps_per_execution", "batch_size"),
-    premise=1.0,
+    premise=3.0,
     iterations=3,
 )
 

@@ -19,7 +19,7 @@ CASE = Case(
     ),
     expect="conversion-overhead",
     fix_mentions=("float32", "astype", "convert_to_tensor"),
-    premise=1.0,
+    premise=1.7,
     iterations=10,
 )
 

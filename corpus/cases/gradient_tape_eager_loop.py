@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("tf.function",),
-    premise=1.0,
+    premise=20,
     iterations=5,
 )
 

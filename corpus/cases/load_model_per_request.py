@@ -20,7 +20,7 @@ CASE = Case(
     ),
     expect="model-rebuilt-per-call",
     fix_mentions=("once",),
-    premise=1.0,
+    premise=2.4,
     iterations=3,
     also=("per-call-input-pipeline", "per-iteration-tracing"),
 )

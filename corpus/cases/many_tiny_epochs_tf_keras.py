@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-epoch-overhead",
     fix_mentions=("steps_per_epoch", "epochs"),
-    premise=1.0,
+    premise=2.1,
     iterations=3,
     also=("per-iteration-tracing", "per-call-input-pipeline"),
 )

@@ -20,7 +20,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("num_parallel_calls", "prefetch", "interleave"),
-    premise=1.0,
+    premise=3.6,
     iterations=4,
 )
 

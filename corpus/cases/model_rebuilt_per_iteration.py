@@ -19,7 +19,7 @@ CASE = Case(
     ),
     expect="model-rebuilt-per-call",
     fix_mentions=("once",),
-    premise=1.0,
+    premise=4.3,
     iterations=5,
 )
 

@@ -20,7 +20,7 @@ CASE = Case(
     ),
     expect="python-in-graph",
     fix_mentions=("numpy_function", "tf.edit_distance"),
-    premise=1.0,
+    premise=2.4,
     iterations=3,
 )
 

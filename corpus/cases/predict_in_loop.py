@@ -16,7 +16,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
-    premise=1.0,
+    premise=86,
     iterations=10,
     also=("per-iteration-tracing",),
 )

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
-    premise=1.0,
+    premise=29,
     iterations=10,
     also=("per-iteration-tracing",),
 )

@@ -16,7 +16,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
-    premise=1.0,
+    premise=12,
     iterations=5,
     also=("per-iteration-tracing",),
 )

@@ -21,7 +21,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("tf.function",),
-    premise=1.0,
+    premise=18,
     iterations=4,
 )
 

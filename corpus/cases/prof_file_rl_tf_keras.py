@@ -22,7 +22,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
-    premise=1.0,
+    premise=15,
     iterations=5,
     also=("per-iteration-tracing",),
 )
@@ -68,7 +68,7 @@ def run_episode(model, start):
 def run_episode_fixed(model, start):
     state, actions = start, []
     for _ in range(STEPS):
-        q = model.predict_on_batch(state[None])
+        q = model(state[None], training=False)
         action = int(np.argmax(q[0]))
         actions.append(action)
         state = _env_step(state, action)

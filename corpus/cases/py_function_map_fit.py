@@ -20,7 +20,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("py_function",),
-    premise=1.0,
+    premise=2.1,
     iterations=10,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("py_function", "decode_csv"),
-    premise=1.0,
+    premise=3.4,
     iterations=5,
 )
 

@@ -23,7 +23,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("workers",),
-    premise=1.0,
+    premise=1.5,
     iterations=6,
 )
 

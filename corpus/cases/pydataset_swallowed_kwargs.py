@@ -21,7 +21,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("super().__init__", "workers"),
-    premise=1.0,
+    premise=1.6,
     iterations=3,
 )
 

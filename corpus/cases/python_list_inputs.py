@@ -18,7 +18,7 @@ CASE = Case(
     ),
     expect="conversion-overhead",
     fix_mentions=("convert_to_tensor", "np.asarray", "tf.constant", "float32"),
-    premise=1.0,
+    premise=3.6,
     iterations=10,
 )
 

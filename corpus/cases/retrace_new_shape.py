@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-iteration-tracing",
     fix_mentions=("reduce_retracing", "input_signature"),
-    premise=1.0,
+    premise=24,
     iterations=5,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-iteration-tracing",
     fix_mentions=("tf.constant", "convert_to_tensor", "np.asarray", "input_signature"),
-    premise=1.0,
+    premise=32,
     iterations=5,
 )
 

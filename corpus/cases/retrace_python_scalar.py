@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-iteration-tracing",
     fix_mentions=("tf.constant", "input_signature"),
-    premise=1.0,
+    premise=51,
     iterations=5,
 )
 

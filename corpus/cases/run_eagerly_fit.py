@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("run_eagerly",),
-    premise=1.0,
+    premise=6.0,
     iterations=3,
 )
 

@@ -16,7 +16,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("run_eagerly",),
-    premise=1.0,
+    premise=4.3,
     iterations=5,
     also=("per-call-input-pipeline",),
 )

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("run_functions_eagerly",),
-    premise=1.0,
+    premise=19,
     iterations=5,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="model-rebuilt-per-call",
     fix_mentions=("once", "outside"),
-    premise=1.0,
+    premise=22,
     iterations=5,
     also=("per-iteration-tracing",),
 )
