@@ -14,19 +14,19 @@ CASE = Case(
     "philipperemy/keract#74 (activations loop slows down every iteration); "
     "keras-team/keras#13118",
     mechanism=(
-        "score(batch) appends the batch's 4096x64 embeddings to a Python list, then "
+        "score(batch) appends the batch's 8192x64 embeddings (2 MB) to a Python list, then "
         "np.concatenate(history) and its mean/std on every call: the work per call grows "
         "linearly with the number of calls so far, while the model call stays constant; "
         "running sums give the same threshold in constant time"
     ),
     expect="drift",
     fix_mentions=("concatenate", "grow"),
-    premise=4.6,
-    iterations=10,
+    premise=5.0,
+    iterations=20,
 )
 
-ROWS, FEATURES, EMBED = 4096, 16, 64
-PRELOADED = 12  # batches already scored when the user starts watching
+ROWS, FEATURES, EMBED = 8192, 16, 64
+PRELOADED = 4  # batches already scored when the user starts watching
 
 
 def setup():
