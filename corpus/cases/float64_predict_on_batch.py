@@ -14,16 +14,16 @@ CASE = Case(
     "tensorflow/tensorflow#36176; microsoft/CNTK#2077 ('convert your data beforehand')",
     mechanism=(
         "the TF-IDF-style features are float64 (NumPy's default); every predict_on_batch "
-        "call converts a 512x2048 float64 chunk (8 MB) to a tensor and casts it to float32 "
+        "call converts a 256x2048 float64 chunk (4 MB) to a tensor and casts it to float32 "
         "for a 2048->1 logistic regression that costs a fraction of that"
     ),
     expect="conversion-overhead",
     fix_mentions=("float32", "astype", "convert_to_tensor"),
-    premise=1.7,
+    premise=1.8,
     iterations=10,
 )
 
-CHUNKS, ROWS, FEATURES = 8, 512, 2048
+CHUNKS, ROWS, FEATURES = 16, 256, 2048
 
 
 def setup():

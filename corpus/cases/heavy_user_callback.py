@@ -20,7 +20,7 @@ CASE = Case(
     ),
     expect="callback-overhead",
     fix_mentions=("on_epoch_end", "every N", "steps_per_execution"),
-    premise=1.6,
+    premise=1.5,
     iterations=10,
 )
 
