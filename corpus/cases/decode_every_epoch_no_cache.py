@@ -18,7 +18,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=(".cache", "`cache`", "cache()"),
-    premise=4.2,
+    premise=4.1,
     iterations=5,
 )
 

@@ -21,7 +21,7 @@ CASE = Case(
     ),
     expect="drift",
     fix_mentions=("concatenate", "grow"),
-    premise=5.0,
+    premise=4.4,
     iterations=20,
 )
 

@@ -18,7 +18,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("train_on_batch", "tf.function"),
-    premise=30,
+    premise=29,
     iterations=5,
     also=("per-iteration-tracing",),
 )

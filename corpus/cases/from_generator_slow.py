@@ -18,7 +18,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("from_tensor_slices",),
-    premise=4.8,
+    premise=4.5,
     iterations=3,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("tf.function",),
-    premise=20,
+    premise=17,
     iterations=5,
 )
 

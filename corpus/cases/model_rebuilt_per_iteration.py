@@ -19,7 +19,7 @@ CASE = Case(
     ),
     expect="model-rebuilt-per-call",
     fix_mentions=("once",),
-    premise=4.3,
+    premise=3.7,
     iterations=5,
 )
 

@@ -19,7 +19,7 @@ CASE = Case(
     ),
     expect="input-bound",
     fix_mentions=("vectoriz", "before map", "before `map", "before `.map"),
-    premise=3.6,
+    premise=3.5,
     iterations=5,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
-    premise=29,
+    premise=28,
     iterations=10,
     also=("per-iteration-tracing",),
 )

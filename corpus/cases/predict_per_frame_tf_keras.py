@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "model(x, training=False)"),
-    premise=13,
+    premise=12,
     iterations=5,
     also=("per-iteration-tracing",),
 )

@@ -21,7 +21,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("tf.function",),
-    premise=18,
+    premise=16,
     iterations=4,
 )
 

@@ -20,7 +20,7 @@ CASE = Case(
     ),
     expect="python-in-graph",
     fix_mentions=("py_function", "tf.math.erf"),
-    premise=1.6,
+    premise=1.5,
     iterations=3,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-iteration-tracing",
     fix_mentions=("reduce_retracing", "input_signature"),
-    premise=24,
+    premise=20,
     iterations=5,
 )
 

@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-iteration-tracing",
     fix_mentions=("tf.constant", "convert_to_tensor", "np.asarray", "input_signature"),
-    premise=32,
+    premise=25,
     iterations=5,
 )
 

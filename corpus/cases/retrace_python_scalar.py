@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="per-iteration-tracing",
     fix_mentions=("tf.constant", "input_signature"),
-    premise=51,
+    premise=44,
     iterations=5,
 )
 

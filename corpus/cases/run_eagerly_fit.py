@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("run_eagerly",),
-    premise=6.0,
+    premise=5.6,
     iterations=3,
 )
 

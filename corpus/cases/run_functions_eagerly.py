@@ -17,7 +17,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("run_functions_eagerly",),
-    premise=19,
+    premise=17,
     iterations=5,
 )
 

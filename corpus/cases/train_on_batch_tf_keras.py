@@ -18,7 +18,7 @@ CASE = Case(
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("tf.function",),
-    premise=6.3,
+    premise=4.8,
     iterations=10,
     also=("per-iteration-tracing",),
 )
