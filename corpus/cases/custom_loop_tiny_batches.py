@@ -26,7 +26,7 @@ CASE = Case(
         "steps_per_execution",
     ),
     premise=2.9,
-    iterations=5,
+    iterations=3,
 )
 
 N = 256

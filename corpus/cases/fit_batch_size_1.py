@@ -18,7 +18,7 @@ CASE = Case(
     expect="per-step-overhead",
     fix_mentions=("steps_per_execution", "batch_size"),
     premise=3.0,
-    iterations=3,
+    iterations=2,
 )
 
 N = 384

@@ -19,7 +19,7 @@ CASE = Case(
     expect="input-bound",
     fix_mentions=("from_tensor_slices",),
     premise=4.5,
-    iterations=3,
+    iterations=2,
 )
 
 N, F, BATCH = 2048, 20, 64

@@ -18,7 +18,7 @@ CASE = Case(
     expect="eager-execution",
     fix_mentions=("tf.function",),
     premise=17,
-    iterations=5,
+    iterations=3,
 )
 
 BATCHES = 8

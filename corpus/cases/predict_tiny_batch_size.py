@@ -18,7 +18,7 @@ CASE = Case(
     expect="per-step-overhead",
     fix_mentions=("batch_size", "steps_per_execution"),
     premise=3.3,
-    iterations=3,
+    iterations=2,
 )
 
 

@@ -18,7 +18,7 @@ CASE = Case(
     expect="input-bound",
     fix_mentions=("py_function", "decode_csv"),
     premise=3.4,
-    iterations=5,
+    iterations=3,
 )
 
 N, FEATURES, BATCH = 1024, 10, 64

@@ -17,8 +17,8 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("run_eagerly",),
-    premise=5.6,
-    iterations=3,
+    premise=3.7,
+    iterations=2,
 )
 
 

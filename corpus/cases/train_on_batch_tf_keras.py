@@ -19,7 +19,7 @@ CASE = Case(
     expect="per-call-input-pipeline",
     fix_mentions=("tf.function",),
     premise=4.8,
-    iterations=10,
+    iterations=5,
     also=("per-iteration-tracing",),
 )
 
