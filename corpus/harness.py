@@ -52,6 +52,10 @@ class Case:
             times faster than slow); the test asserts at least half of it, in one run.
         iterations: what the user passes as ``iterations=`` (or batches profiled).
         also: other finding ids that may appear (anywhere) without being wrong.
+        python_fix: False when no Python-side change helps (compute-bound cases): then
+            ``premise`` is the ratio the best Python-side change gives (about 1), and
+            the premise holds when the measured ratio stays below
+            :data:`NO_GAIN_BELOW`, not when it reaches ``premise``.
     """
 
     id: str
@@ -63,6 +67,11 @@ class Case:
     premise: float
     iterations: int = 10
     also: tuple[str, ...] = ()
+    python_fix: bool = True
+
+
+#: A ``python_fix=False`` case's best Python-side change must stay below this ratio.
+NO_GAIN_BELOW = 1.3
 
 
 @dataclass(frozen=True)
@@ -113,19 +122,32 @@ class Premise:
         return self.slow_s / self.fast_s if self.fast_s > 0 else float("inf")
 
 
+def premise_holds(case: Case, measured: float) -> bool:
+    """Does one measured ``slow/fast`` ratio bear the case's premise out?
+
+    A Python-fix case needs at least half of ``premise`` (one noisy run on shared
+    CPUs); a ``python_fix=False`` case needs the ratio below :data:`NO_GAIN_BELOW`.
+    """
+    if not case.python_fix:
+        return measured < NO_GAIN_BELOW
+    return measured >= case.premise / 2
+
+
 def measure_premise(loaded: Loaded, state: Any, *, rounds: int = 5, warmup: int = 2) -> Premise:
     """Median seconds per iteration of ``slow`` and ``fast``, interleaved round by round."""
     clock = time.perf_counter
     for _ in range(warmup):
         loaded.slow(state)
         loaded.fast(state)
-    slow, fast = [], []
+    slow: list[float] = []
+    fast: list[float] = []
+    # Bound methods are new objects on every attribute access, so pair each with its list.
+    pairs = ((loaded.slow, slow), (loaded.fast, fast))
     for r in range(rounds):
-        order = (loaded.slow, loaded.fast) if r % 2 == 0 else (loaded.fast, loaded.slow)
-        for fn in order:
+        for fn, times in pairs if r % 2 == 0 else pairs[::-1]:
             t0 = clock()
             fn(state)
-            (slow if fn is loaded.slow else fast).append(clock() - t0)
+            times.append(clock() - t0)
     return Premise(statistics.median(slow), statistics.median(fast))
 
 

@@ -1,0 +1,219 @@
+"""Accuracy of tfdiag on the corpus: does its first finding name the real cause and fix?
+
+    python benchmarks/accuracy.py                       # every case in corpus/cases/
+    python benchmarks/accuracy.py --cases predict-in-loop,fit-batch-size-1
+    python benchmarks/accuracy.py --rounds 7 --json rows.json
+    python benchmarks/accuracy.py --premise-only        # measure the premises, no tfdiag
+    python benchmarks/accuracy.py --show                # also print each report
+
+For every case: ``setup()``, the premise (``slow`` vs ``fast`` interleaved, medians of
+``--rounds``), tfdiag on the case as its user would run it, and the verdict. A case that
+raises is a row with its error; the run goes on. Columns:
+
+- ``premise×``: measured slow/fast ratio (``!`` after it: below half of ``CASE.premise``,
+  or for a ``python_fix=False`` case not below 1.3×);
+- ``expect`` / ``tfdiag first``: the finding id the case needs first / the one tfdiag ranks
+  first;
+- ``cause``: first finding is ``expect``; ``fix``: its fix names one of ``fix_mentions``;
+- ``no-gain``: some finding says Python-side changes won't help (wrong unless the case
+  is ``python_fix=False``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from corpus.harness import (  # noqa: E402
+    Loaded,
+    diagnose,
+    load_cases,
+    measure_premise,
+    premise_holds,
+    verdict,
+)
+
+
+def _clear_keras() -> None:
+    """Drop the case's graphs between cases (both Keras flavours, when imported)."""
+    for name in ("keras", "tf_keras"):
+        mod = sys.modules.get(name)
+        if mod is None:
+            continue
+        try:
+            mod.backend.clear_session()
+        except Exception:  # noqa: BLE001 - best effort between cases
+            pass
+    gc.collect()
+
+
+def run_case(loaded: Loaded, *, rounds: int, premise_only: bool, show: bool) -> dict[str, Any]:
+    case = loaded.case
+    row: dict[str, Any] = {
+        "id": case.id,
+        "expect": case.expect,
+        "fix_mentions": list(case.fix_mentions),
+        "premise_claimed": case.premise,
+        "python_fix": case.python_fix,
+        "iterations": case.iterations,
+        "source": case.source,
+    }
+    stage = "setup"
+    t0 = time.perf_counter()
+    try:
+        state = loaded.setup()
+        row["setup_s"] = round(time.perf_counter() - t0, 2)
+        stage = "premise"
+        t1 = time.perf_counter()
+        p = measure_premise(loaded, state, rounds=rounds)
+        row["premise_s"] = round(time.perf_counter() - t1, 2)
+        row["slow_s"] = p.slow_s
+        row["fast_s"] = p.fast_s
+        row["premise"] = round(p.speedup, 2)
+        row["premise_holds"] = premise_holds(case, p.speedup)
+        if not premise_only:
+            stage = "diagnose"
+            t2 = time.perf_counter()
+            report = diagnose(loaded, state)
+            row["diagnose_s"] = round(time.perf_counter() - t2, 2)
+            v = verdict(case, report)
+            row.update(
+                first=v.first,
+                ids=list(v.ids),
+                fix=v.fix,
+                right_cause=v.right_cause,
+                right_fix=v.right_fix,
+                says_no_python_gain=v.says_no_python_gain,
+                findings=[
+                    {"id": f.id, "impact": f.impact, "evidence": list(f.evidence), "fix": f.fix}
+                    for f in report.findings
+                ],
+            )
+            if show:
+                print(f"\n===== {case.id} =====")
+                report.show()
+    except Exception as exc:  # noqa: BLE001 - one broken case is one row, not a crash
+        row["error"] = f"{stage}: {type(exc).__name__}: {exc}"
+        row["traceback"] = traceback.format_exc()
+    finally:
+        state = None
+        _clear_keras()
+    row["total_s"] = round(time.perf_counter() - t0, 2)
+    return row
+
+
+def _mark(flag: Any) -> str:
+    return "-" if flag is None else ("✓" if flag else "✗")
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("case", "premise×", "expect", "tfdiag first", "cause", "fix", "no-gain")
+    lines = []
+    body = []
+    for r in rows:
+        if "premise" in r:
+            prem = f"{r['premise']:.2f}" + ("" if r.get("premise_holds") else " !")
+        else:
+            prem = "-"
+        first = r.get("first") or ("ERROR" if "error" in r else "-" if "ids" not in r else "none")
+        body.append(
+            (
+                r["id"],
+                prem,
+                r["expect"],
+                first,
+                _mark(r.get("right_cause")),
+                _mark(r.get("right_fix")),
+                _mark(r.get("says_no_python_gain")) if "ids" in r else "-",
+            )
+        )
+    widths = [
+        max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)
+    ]
+    fmt = " | ".join(f"{{:{w}}}" for w in widths)
+    lines.append("| " + fmt.format(*head) + " |")
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines.extend("| " + fmt.format(*b) + " |" for b in body)
+    return "\n".join(lines)
+
+
+def totals(rows: list[dict[str, Any]]) -> str:
+    n = len(rows)
+    cause = sum(1 for r in rows if r.get("right_cause"))
+    fix = sum(1 for r in rows if r.get("right_fix"))
+    errors = sum(1 for r in rows if "error" in r)
+    premise_bad = [r["id"] for r in rows if "premise" in r and not r.get("premise_holds")]
+    false_no_gain = sum(
+        1 for r in rows if r.get("says_no_python_gain") and r.get("python_fix", True)
+    )
+    out = [
+        f"first finding right: {cause}/{n}",
+        f"fix names the remedy: {fix}/{n}",
+        f"says no Python-side gain where there is one: {false_no_gain}/{n}",
+    ]
+    if errors:
+        out.append(f"errors: {errors} ({', '.join(r['id'] for r in rows if 'error' in r)})")
+    if premise_bad:
+        out.append(f"premise not borne out this run: {', '.join(premise_bad)}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", help="comma-separated case ids (default: all)")
+    parser.add_argument("--rounds", type=int, default=5, help="premise rounds (default 5)")
+    parser.add_argument("--json", metavar="PATH", help="write the rows here")
+    parser.add_argument("--premise-only", action="store_true", help="skip tfdiag")
+    parser.add_argument("--show", action="store_true", help="print each report")
+    args = parser.parse_args(argv)
+
+    names = [c.strip() for c in args.cases.split(",") if c.strip()] if args.cases else None
+    loaded = load_cases(names)
+    if names:
+        missing = sorted(set(names) - {x.case.id for x in loaded})
+        if missing:
+            print(f"no such case: {', '.join(missing)}", file=sys.stderr)
+            return 2
+    import tensorflow as tf  # import once, before the first timing
+
+    # The retracing warnings are the cases working as modelled; they drown the table.
+    tf.get_logger().setLevel("ERROR")
+
+    rows = []
+    started = time.perf_counter()
+    for x in loaded:
+        row = run_case(x, rounds=args.rounds, premise_only=args.premise_only, show=args.show)
+        rows.append(row)
+        status = row.get("error") or (
+            f"premise {row['premise']:.2f}× (slow {1e3 * row['slow_s']:.1f} ms, "
+            f"fast {1e3 * row['fast_s']:.1f} ms) first={row.get('first')} "
+            f"cause={_mark(row.get('right_cause'))} fix={_mark(row.get('right_fix'))}"
+        )
+        stages = " ".join(
+            f"{k[:-2]}={row[k]}s" for k in ("setup_s", "premise_s", "diagnose_s") if k in row
+        )
+        status += f" [{stages}]"
+        print(f"[{row['total_s']:6.1f} s] {x.case.id}: {status}", file=sys.stderr, flush=True)
+    print(table(rows))
+    print()
+    print(totals(rows))
+    print(f"({len(rows)} cases in {time.perf_counter() - started:.0f} s, rounds={args.rounds})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
