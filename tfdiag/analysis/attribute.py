@@ -81,7 +81,7 @@ def _is_strong(rule: Rule | None) -> bool:
     return rule is not None and rule.category is not Category.WRAPPER and not rule.weak
 
 
-def _propagate(fns: Sequence[FunctionStat], direct: Callable[[int], Dist | None]) -> list[Dist]:
+def propagate(fns: Sequence[FunctionStat], direct: Callable[[int], Dist | None]) -> list[Dist]:
     """Each function's distribution: ``direct(i)`` where it says, else its callers' mixed by
     the time each accounts for (recursively; a root with nothing of its own is OTHER).
     Iterative, so deep call chains need no recursion; a cycle is cut where it closes."""
@@ -133,7 +133,7 @@ def claim_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tu
             return {rule.category: 1.0}
         return _OTHER if _is_strong(rule) else None
 
-    return tuple(_propagate(stats.functions, direct))
+    return tuple(propagate(stats.functions, direct))
 
 
 def inherited_distributions(
@@ -159,7 +159,7 @@ def inherited_distributions(
             return claims[i]
         return None
 
-    return tuple(_propagate(fns, direct))
+    return tuple(propagate(fns, direct))
 
 
 def own_distributions(

@@ -105,7 +105,7 @@ def profile_code(source: str, ns: dict[str, Any], *, iterations: int, label: str
         exec(code, ns)
 
     report = profile(cell, iterations=iterations)
-    found = report_from_stats(report.profile, name=label, iterations=iterations).call
+    found = report_from_stats(report.profile, name=label, iterations=iterations, scope=False).call
     inside = f" → {found.label}" if found.method else ""
     call = replace(found, label=f"{label}{inside}", target="")
     return replace(report, call=call)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tfdiag.analysis.scope import scope_to
 from tfdiag.records.bench import bench_from_json
 from tfdiag.records.catalog import default_catalog
 from tfdiag.records.compare import compare_from_json
@@ -20,11 +21,28 @@ from tfdiag.records.report import SCHEMA_VERSION, CallInfo, Environment, Timing
 from tfdiag.records.report_json import run_record_from_json
 from tfdiag.records.script import script_from_json
 from tfdiag.records.stats import MAX_PROF_BYTES, ProfileStats
+from tfdiag.records.units import fmt_s
 from tfdiag.results.base import Result
 from tfdiag.results.bench import BenchResult
 from tfdiag.results.compare import CompareResult
 from tfdiag.results.report import Report
 from tfdiag.results.script import ScriptResult
+
+
+def _scoped(stats: ProfileStats, entries: list[int]) -> tuple[ProfileStats, str]:
+    """The profile inside the Keras calls, and a note on what was left out (if anything
+    worth saying: at least 5 % of the profile)."""
+    total = stats.total_s
+    scoped = scope_to(stats, entries)
+    if total <= 0 or scoped.outside_s < 0.05 * total:
+        return stats, ""
+    rest = scoped.outside_s - scoped.import_s
+    parts = [f"imports {fmt_s(scoped.import_s)}"] if scoped.import_s > 0 else []
+    parts.append(f"the rest of the program (set-up, your own code between the calls) {fmt_s(rest)}")
+    return scoped.stats, (
+        f"analysed: the {fmt_s(scoped.inside_s)} inside the Keras calls, of {fmt_s(total)} "
+        f"profiled; left out: {', '.join(parts)}"
+    )
 
 
 def report_from_json(doc: dict[str, Any]) -> Report:
@@ -162,15 +180,21 @@ def _from_json_bytes(p: Path, data: bytes, *, profile_only: bool) -> Result:
         raise InputError(f"{p}: not a valid {what} (wrong shape: {exc!r})") from None
 
 
-def report_from_stats(stats: ProfileStats, *, name: str, iterations: int | None) -> Report:
-    """Wrap a bare function table; find the iterations from a Keras step function's calls."""
+def report_from_stats(
+    stats: ProfileStats, *, name: str, iterations: int | None, scope: bool = True
+) -> Report:
+    """Wrap a bare function table; find the iterations from a Keras step function's calls.
+
+    With ``scope`` (default), a profile that holds more than the Keras calls (a whole
+    script's: imports, set-up) is scoped to the time inside them, so the one-time rest does
+    not dilute the steady state; the notes say what was left out."""
     catalog = default_catalog()
     entries = [
-        (fn, rule)
-        for fn in stats.functions
+        (i, fn)
+        for i, fn in enumerate(stats.functions)
         if (rule := catalog.match(fn.file, fn.name)) is not None and rule.entry
     ]
-    entry = max(entries, key=lambda t: t[0].cum_s)[0] if entries else None
+    entry = max(entries, key=lambda t: t[1].cum_s)[1] if entries else None
     notes = []
     if iterations is None:
         if entry is None or entry.primitive_calls < 2:
@@ -191,6 +215,10 @@ def report_from_stats(stats: ProfileStats, *, name: str, iterations: int | None)
                 f"{name}: --iterations {iterations} is more than the {entry.primitive_calls} "
                 f"calls of {entry.short_name} in it"
             )
+    if scope and entry is not None:
+        stats, note = _scoped(stats, [i for i, _ in entries])
+        if note:
+            notes.append(note)
     path = normalize_path(entry.file) if entry else ""
     flavour = (
         "tf_keras"
