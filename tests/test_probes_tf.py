@@ -184,9 +184,13 @@ def test_an_unwritable_trace_folder_leaves_a_note(
 
 @pytest.mark.parametrize("where", ["TF-profiled block", "sampled block"])
 def test_a_call_that_raises_in_the_timed_pass_leaves_no_profiler(
-    tiny_data: tuple[Any, Any], tmp_path: Path, where: str
+    tiny_data: tuple[Any, Any], tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tensorflow as tf
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where the trace folder goes
 
     call, n = _fast_call(tiny_data), 4  # cold + 3 profiled; 4 timed, the first 2 TF-profiled
     failing_call = 1 + 3 + (2 if where == "TF-profiled block" else 4)
@@ -203,6 +207,7 @@ def test_a_call_that_raises_in_the_timed_pass_leaves_no_profiler(
     assert len(calls) == failing_call
     assert sys.getprofile() is None
     assert not any(t.name == "tfdiag-sampler" for t in threading.enumerate())
+    assert not list(temp.iterdir())  # no trace folder left behind, written or not
     tf.profiler.experimental.start(str(tmp_path / "after"))  # no profiler left running
     tf.profiler.experimental.stop()
     assert not tfdiag.profile(call, iterations=3).partial  # the lock was released

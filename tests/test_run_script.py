@@ -253,3 +253,40 @@ def test_run_cli_exit_codes(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines()[-1].startswith("tfdiag: error: ")
     assert "nope.py: no such script" in missing.stderr
+
+
+PY_FUNCTION_FIT = """
+import time
+import numpy as np
+import tensorflow as tf
+from tfdiag.measure.seed_models import tiny_model
+
+def slow(v):
+    time.sleep(0.002)  # a blocking read, in Python, for every element
+    return v
+
+x = np.zeros((64, 4), "float32")
+y = np.zeros((64, 1), "float32")
+ds = tf.data.Dataset.from_tensor_slices((x, y)).map(
+    lambda a, b: (tf.ensure_shape(tf.py_function(slow, [a], tf.float32), (4,)), b)
+).batch(16)
+model = tiny_model("keras3")
+for _ in range(7):
+    model.fit(ds, epochs=1, verbose=0)
+"""
+
+
+@pytest.mark.tf
+def test_run_traces_a_costly_site_with_the_tf_profiler(tmp_path: Path) -> None:
+    script = write(tmp_path, "train.py", PY_FUNCTION_FIT)
+    result = run_script(script, iterations=2)
+    top = result.sites[0]
+    report = top.report
+    assert report is not None and top.calls == 7
+    # 3 calls under cProfile, the next one under the TF profiler, the other 3 timed
+    assert report.probes is not None and report.probes.tf_profile is not None
+    assert len(report.timing.iteration_s) == 3
+    assert any("call 4 ran under the TF profiler" in n for n in report.notes), report.notes
+    assert report.findings[0].id == "input-bound"
+    # the Python the pipeline calls back was timed on the unprofiled calls
+    assert report.py_callbacks and report.py_callbacks[0].function.endswith("slow")

@@ -1,7 +1,7 @@
-"""The light probes over batches that someone else drives (the Keras callback inside a
-``fit``): the TF profiler over a block of batches after the cProfile range, the
-Python-callback hook over every batch that runs without cProfile, and the trace recorder
-over the whole fit (kept for the profiled batches)."""
+"""The light probes over calls that someone else drives — the batches of a ``fit`` (the
+Keras callback), the calls a script makes (``tfdiag run``): the TF profiler over a block
+of them after the cProfile range, the Python-callback hook over the ones that run without
+cProfile, and the trace recorder over the profiled ones."""
 
 from __future__ import annotations
 
@@ -22,32 +22,113 @@ from tfdiag.records.traces import TraceEvent
 
 
 class BatchRecords(NamedTuple):
-    """What the probes recorded over a fit."""
+    """What the probes recorded."""
 
     tf_profile: TfProfile | None = None
     trace_files: TraceFiles = ()
     py_callbacks: tuple[PyCallback, ...] = ()
 
 
+class TracedBlock:
+    """The TF profiler over the next ``limit`` calls: ``begin()``/``end(seconds)`` around
+    each, ``finish()`` at the end, always (it stops a session still running). The trace is
+    written (``stop``) as soon as the block is full, between two calls."""
+
+    def __init__(self, *, limit: int = MAX_TRACED_STEPS, clock: Clock = time.perf_counter):
+        self.limit = limit
+        self.clock = clock
+        self.notes: list[str] = []
+        self.traced_s: list[float] = []
+        self._trace: TfTrace | None = None
+        self._step: AbstractContextManager[Any] | None = None
+        self._export_s: float | None = None
+        self.done = False
+
+    def begin(self) -> bool:
+        """A call starts: whether it runs under the TF profiler (it does until the block
+        is full, once the profiler could start)."""
+        if self.done:
+            return False
+        if self._trace is None:
+            try:
+                self._trace = TfTrace.start()
+            except ProbeError as exc:
+                self.notes.append(f"TF profiler probe: {exc}")
+                self.done = True
+                return False
+        self._step = self._trace.step(len(self.traced_s))
+        self._step.__enter__()
+        return True
+
+    def end(self, seconds: float) -> None:
+        """The traced call ended after ``seconds``."""
+        if self._step is None or self._trace is None:
+            return
+        self._step.__exit__(None, None, None)
+        self._step = None
+        self.traced_s.append(seconds)
+        if len(self.traced_s) >= self.limit:
+            self._stop()
+
+    def close(self) -> None:
+        """No more calls: write the trace of those traced so far (between two calls)."""
+        if not self.done and self._step is None:
+            self._stop()
+
+    def _stop(self) -> None:
+        self.done = True
+        if self._trace is None:
+            return
+        try:
+            self._export_s = self._trace.stop(self.clock)
+        except ProbeError as exc:
+            self._trace.cleanup()
+            self._trace = None
+            self.notes.append(f"TF profiler probe: {exc}")
+
+    def finish(
+        self, *, failed: bool = False, read: bool = True
+    ) -> tuple[TfProfile | None, TraceFiles]:
+        """Stop the session; its record when it traced whole calls and ``read`` is asked
+        (a failed run's or an unwanted trace is dropped)."""
+        self.done = True
+        trace, self._trace = self._trace, None
+        if trace is None:
+            return None, ()
+        if self._step is not None:  # a call that never ended: its trace is incomplete
+            self._step = None
+            failed = True
+        if failed or not read or not self.traced_s:
+            trace.abort()
+            return None, ()
+        try:
+            if self._export_s is None:
+                self._export_s = trace.stop(self.clock)
+            return trace.read(self.traced_s, self._export_s)
+        except ProbeError as exc:
+            trace.cleanup()
+            self.notes.append(f"TF profiler probe: {exc}")
+            return None, ()
+
+
 class BatchProbes:
-    """``start()`` when the fit starts; ``pause()``/``resume()`` around the cProfile range;
-    ``begin()``/``end(seconds)`` around each batch after it (the first
-    :data:`~tfdiag.capture.observe.MAX_TRACED_STEPS` are TF-profiled); ``finish()`` at the
-    end, always, which stops whatever still runs."""
+    """The probes over one ``fit``: ``start()`` when it starts; ``batch(i)`` as each batch
+    starts; ``pause()``/``resume()`` around the cProfile range; ``begin()``/``end(seconds)``
+    around each batch after it (the first :data:`MAX_TRACED_STEPS` are TF-profiled);
+    ``finish()`` at the end, always, which stops whatever still runs."""
 
     def __init__(self, *, tf_profiler: bool | None, clock: Clock = time.perf_counter) -> None:
         self.want_tf = "tensorflow" in sys.modules if tf_profiler is None else tf_profiler
-        self.clock = clock
-        self.notes: list[str] = []
         self.callbacks = CallbackRecorder(clock)
         self.traces = TraceRecorder()
+        self.block = TracedBlock(clock=clock)
+        self.block.done = not self.want_tf
         self._stack = ExitStack()
         self._restore: Any = None
-        self._trace: TfTrace | None = None
-        self._step: AbstractContextManager[Any] | None = None
-        self._traced_s: list[float] = []
-        self._export_s: float | None = None
-        self._done = False
+
+    @property
+    def notes(self) -> list[str]:
+        return self.block.notes
 
     def start(self) -> None:
         self._restore = install(self.callbacks)
@@ -64,41 +145,11 @@ class BatchProbes:
         self.callbacks.active = True
 
     def begin(self) -> bool:
-        """A batch after the profiled range starts: whether it runs under the TF profiler
-        (the first :data:`MAX_TRACED_STEPS` do, when it can start)."""
-        if not self.want_tf or self._done:
-            return False
-        if self._trace is None:
-            try:
-                self._trace = TfTrace.start()
-            except ProbeError as exc:
-                self.notes.append(f"TF profiler probe: {exc}")
-                self._done = True
-                return False
-        self._step = self._trace.step(len(self._traced_s))
-        self._step.__enter__()
-        return True
+        """A batch after the profiled range starts: whether it is TF-profiled."""
+        return self.block.begin()
 
     def end(self, seconds: float) -> None:
-        """The traced batch ended after ``seconds``."""
-        if self._step is None or self._trace is None:
-            return
-        self._step.__exit__(None, None, None)
-        self._step = None
-        self._traced_s.append(seconds)
-        if len(self._traced_s) >= MAX_TRACED_STEPS:
-            self._stop()
-
-    def _stop(self) -> None:
-        self._done = True
-        if self._trace is None:
-            return
-        try:
-            self._export_s = self._trace.stop(self.clock)
-        except ProbeError as exc:
-            self._trace.cleanup()
-            self._trace = None
-            self.notes.append(f"TF profiler probe: {exc}")
+        self.block.end(seconds)
 
     def traced_in(self, profiled: int) -> tuple[TraceEvent, ...]:
         """The graph traces of the ``profiled`` batches of the cProfile range."""
@@ -110,21 +161,5 @@ class BatchProbes:
         if self._restore is not None:
             self._restore()
             self._restore = None
-        record: TfProfile | None = None
-        files: TraceFiles = ()
-        if self._trace is not None:
-            if self._step is not None:  # a batch that never ended: its trace is incomplete
-                self._step = None
-                failed = True
-            if failed or not self._traced_s:
-                self._trace.abort()
-            else:
-                if self._export_s is None:
-                    self._stop()
-                if self._trace is not None and self._export_s is not None:
-                    try:
-                        record, files = self._trace.read(self._traced_s, self._export_s)
-                    except ProbeError as exc:
-                        self.notes.append(f"TF profiler probe: {exc}")
-            self._trace = None
+        record, files = self.block.finish(failed=failed)
         return BatchRecords(record, files, self.callbacks.records())

@@ -85,6 +85,10 @@ def observe(
             if out.traced and trace is not None and trace.running:
                 export_s = _stop_trace(trace, clock, out)
             _calls(fn, args, kwargs, n - len(out.times), out.times, clock)
+    except BaseException:
+        if trace is not None:  # its trace, written or not, is never read: remove it
+            trace.abort()
+        raise
     finally:
         out.py_callbacks = callbacks.records()
         if sampler is not None:

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
@@ -42,6 +42,19 @@ def _describe(func: Any) -> tuple[str, str, int, str]:
     if code is None:
         return name, "", 0, kind
     return name, code.co_filename, code.co_firstlineno, kind
+
+
+class Sink(Protocol):
+    """What the hook records into: a :class:`CallbackRecorder`, or a router to one."""
+
+    clock: Clock
+    main: int
+
+    @property
+    def active(self) -> bool: ...
+
+    @property
+    def seen(self) -> dict[str, list[Any]]: ...
 
 
 class CallbackRecorder:
@@ -76,7 +89,7 @@ class CallbackRecorder:
         return tuple(sorted(merged.values(), key=lambda r: r.seconds, reverse=True))
 
 
-def install(recorder: CallbackRecorder) -> Callable[[], None] | None:
+def install(recorder: Sink) -> Callable[[], None] | None:
     """Wrap TensorFlow's Python-callback registry; returns the function that restores it,
     or None when there is none (TensorFlow not imported, or kept elsewhere by this TF)."""
     module = sys.modules.get(_MODULE)

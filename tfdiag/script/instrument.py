@@ -83,9 +83,14 @@ def run_script(
     argv: Sequence[str] = (),
     *,
     iterations: int = 10,
+    tf_profiler: bool | None = None,
     clock: Clock = time.perf_counter,
 ) -> ScriptResult:
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *argv]``, Keras calls recorded.
+
+    Each site's first call and ``iterations`` more run under cProfile; with
+    ``tf_profiler`` (default: when TensorFlow is imported, which it is once Keras is) the
+    next few calls of the busiest sites run under the TF profiler.
 
     The script's own exceptions are printed (as Python would) and reported in
     ``status``; ``KeyboardInterrupt`` stops the script and is reported as ``interrupted``.
@@ -102,12 +107,20 @@ def run_script(
     if not 0 <= iterations <= MAX_ITERATIONS:
         raise InputError(f"iterations must be between 0 and {MAX_ITERATIONS:,}, got {iterations}")
     classes = model_classes()
-    recorder = Recorder(script, iterations=iterations, clock=clock)
+    if tf_profiler is not None and not isinstance(tf_profiler, bool):
+        raise InputError(f"tf_profiler must be True, False or None, got {tf_profiler!r}")
+    recorder = Recorder(
+        script,
+        iterations=iterations,
+        tf_profiler="tensorflow" in sys.modules if tf_profiler is None else tf_profiler,
+        clock=clock,
+    )
     saved_argv, saved_path = sys.argv, sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     status = "ok"
     t0 = clock()
+    recorder.probes.start()
     try:
         with instrumented(classes, recorder):
             try:
@@ -121,6 +134,7 @@ def run_script(
                 status = f"raised {type(exc).__name__}: {exc}"
     finally:
         wall = clock() - t0
+        recorder.probes.stop()
         sys.argv = saved_argv
         sys.path[:] = saved_path
     return recorder.result(argv, wall, status)

@@ -27,11 +27,13 @@ from tfdiag.capture.environment import current_environment, describe_call, flavo
 from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler, snapshot
 from tfdiag.records.clock import Clock, now_iso
 from tfdiag.records.paths import PACKAGE_DIRS
+from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
 from tfdiag.records.script import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
 from tfdiag.results.script import ScriptResult
+from tfdiag.script.probes import ScriptProbes, SiteProbes
 
 #: Per-call times kept per site (the counts and totals stay exact beyond it).
 MAX_CALL_TIMES = 10_000
@@ -67,13 +69,23 @@ class _Site:
     profiler: cProfile.Profile | None = None
     cold: ProfileStats | None = None
     stats: ProfileStats | None = None
+    probes: SiteProbes | None = None
+    traced: int = 0
 
 
 class Recorder:
     """Collects every instrumented call by the user's line that made it."""
 
-    def __init__(self, script: Path, *, iterations: int, clock: Clock = time.perf_counter) -> None:
+    def __init__(
+        self,
+        script: Path,
+        *,
+        iterations: int,
+        tf_profiler: bool = False,
+        clock: Clock = time.perf_counter,
+    ) -> None:
         self.clock = clock
+        self.probes = ScriptProbes(iterations=iterations, tf_profiler=tf_profiler, clock=clock)
         self.script = str(script.resolve())
         self.root = str(script.resolve().parent)
         self.limit = iterations + 1 if iterations > 0 else 0
@@ -111,6 +123,14 @@ class Recorder:
         try:
             site = self._site(sys._getframe(2), method, model, args, kwargs)
             profiler = self._profiler_for(site)
+            probes = site.probes
+            assert probes is not None
+            probes.calls = site.calls
+            traced = False
+            if profiler is not None:
+                self.probes.profiled(probes, len(site.profiled_s))
+            else:
+                traced = self.probes.plain(probes)
             failed = False
             t0 = clock()
             if profiler is not None:
@@ -124,7 +144,8 @@ class Recorder:
                 if profiler is not None:
                     profiler.disable()
                 t1 = clock()
-                self._record(site, t1 - t0, failed, profiler)
+                self.probes.ended(probes, t1 - t0, traced)
+                self._record(site, t1 - t0, failed, profiler, traced)
                 with self._lock:  # the stack walk, the snapshots: left out of the wall time
                     self.overhead_s += (t0 - entered) + (clock() - t1)
         finally:
@@ -176,6 +197,7 @@ class Recorder:
                         flavour=flavour_of(model),
                         code=linecache.getline(filename, line).strip(),
                         call=describe_call(getattr(model, method), args, kwargs),
+                        probes=self.probes.new_site(),
                     ),
                 )
         return site
@@ -188,13 +210,20 @@ class Recorder:
         return site.profiler
 
     def _record(
-        self, site: _Site, elapsed: float, failed: bool, profiler: cProfile.Profile | None
+        self,
+        site: _Site,
+        elapsed: float,
+        failed: bool,
+        profiler: cProfile.Profile | None,
+        traced: bool,
     ) -> None:
         with self._lock:
             site.calls += 1
             site.total_s += elapsed
             site.errors += failed
-            if profiler is not None:
+            if traced:  # under the TF profiler: not the timeline's
+                site.traced += 1
+            elif profiler is not None:
                 site.profiled_s.append(elapsed)
                 if len(site.profiled_s) == 1:
                     site.cold = snapshot(profiler)
@@ -212,10 +241,21 @@ class Recorder:
         if site.stats is None or k == 0:
             return None
         notes = [f"calls made at {shown}; the first {k} ran under cProfile"]
-        if site.timed_s:
+        assert site.probes is not None
+        tf_profile, files = self.probes.tf_record(site.probes, wanted=True)
+        if site.traced:
+            span = f"call {k + 1}" if site.traced == 1 else f"calls {k + 1}–{k + site.traced}"
             notes.append(
-                f"the timeline is calls {k + 1}–{k + len(site.timed_s)} of this site, with no "
-                f"profiler attached (numbered 1–{len(site.timed_s)} there)"
+                f"{span} ran under the TF profiler"
+                + ("" if tf_profile is not None else ", which recorded nothing")
+                + ", and are left out of the timeline"
+            )
+            notes += site.probes.block.notes if site.probes.block is not None else []
+        if site.timed_s:
+            start = k + site.traced + 1
+            notes.append(
+                f"the timeline is calls {start}–{start + len(site.timed_s) - 1} of this site, "
+                f"with no profiler attached (numbered 1–{len(site.timed_s)} there)"
             )
         if k >= 2:
             timing = steady_timing(site.profiled_s, site.timed_s)
@@ -240,11 +280,15 @@ class Recorder:
             notes=notes,
             source="script",
             partial=site.errors > 0,
+            probes=Probes(tf_profile=tf_profile, trace_files=files) if tf_profile else None,
+            traces=tuple(e for e in site.probes.traces.events if e.call < k),
+            py_callbacks=site.probes.callbacks.records(),
         )
 
     def result(self, argv: Sequence[str], measured_s: float, status: str) -> ScriptResult:
         """The result; the script's wall time is ``measured_s`` less this recorder's overhead."""
         wall_s = max(measured_s - self.overhead_s, 0.0)
+        self.probes.stop()
         ranked = sorted(self._sites.values(), key=lambda s: s.total_s, reverse=True)
         sites: list[CallSite] = []
         for site in ranked:
@@ -270,6 +314,8 @@ class Recorder:
                     report=self._report(site, location) if costly else None,
                 )
             )
+            if site.probes is not None:  # whatever no report read: its trace folder goes
+                self.probes.tf_record(site.probes, wanted=False)
         notes = [
             "TensorFlow and Keras were imported before the script started: their import "
             "time is not in the script's wall time"

@@ -32,6 +32,13 @@ def register(sub: Any) -> None:
         default=10,
         help="profile each site's first call and this many more (0: time only; default 10)",
     )
+    p.add_argument(
+        "--no-tf-profiler",
+        dest="tf_profiler",
+        action="store_false",
+        help="don't trace each costly site's next calls with the TF profiler (which sees "
+        "tf.data's threads and the step waiting for input)",
+    )
     p.add_argument("--out", help="also save the result as JSON here (tfdiag explain reads it)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     add_output_options(p)
@@ -51,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
     with quiet or contextlib.nullcontext():
-        result = run_script(args.script, args.args, iterations=args.iterations)
+        result = run_script(
+            args.script, args.args, iterations=args.iterations, tf_profiler=args.tf_profiler
+        )
     print_report(result, args.format, args.width)
     if args.out:
         print(f"saved {result.save(args.out, overwrite=args.force)}", file=sys.stderr)

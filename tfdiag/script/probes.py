@@ -1,0 +1,141 @@
+"""The light probes of ``tfdiag run``: one hook of each kind for the whole script, each
+routed to the call site whose call is running.
+
+A site's profiled calls record the graphs they trace; its unprofiled calls record the
+Python TensorFlow calls back (``py_function``, a generator); and once its cProfile calls
+are done, the next few run under the TF profiler, one site at a time, for up to
+:data:`MAX_TRACED_SITES` sites — what separates waiting for input from compute.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import ExitStack
+from typing import Any
+
+from tfdiag.capture.batch_probes import TracedBlock
+from tfdiag.capture.observe import traced_steps
+from tfdiag.capture.pycalls import CallbackRecorder, install
+from tfdiag.capture.tfprofiler import TraceFiles
+from tfdiag.capture.traces import TraceRecorder, recording
+from tfdiag.records.clock import Clock
+from tfdiag.records.probes import TfProfile
+from tfdiag.records.script import MAX_COSTLY_SITES
+
+#: Sites traced by the TF profiler at most (each trace costs an export and a read).
+MAX_TRACED_SITES = MAX_COSTLY_SITES
+
+
+class SiteProbes:
+    """One call site's records; ``calls`` is kept up to date by the recorder."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.calls = 0
+        self.traces = TraceRecorder()
+        self.callbacks = CallbackRecorder(clock)
+        self.block: TracedBlock | None = None
+
+
+class _CallbackRouter:
+    """The callback hook's sink: the running site's recorder, or nowhere."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.main = threading.get_ident()
+        self.site: SiteProbes | None = None
+        self._nowhere: dict[str, list[Any]] = {}
+
+    @property
+    def active(self) -> bool:
+        return self.site is not None
+
+    @property
+    def seen(self) -> dict[str, list[Any]]:
+        site = self.site  # read once: another thread may clear it meanwhile
+        return site.callbacks.seen if site is not None else self._nowhere
+
+
+class _TraceRouter(TraceRecorder):
+    """The trace recorder's sink: the running site's recorder, or nowhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.site: SiteProbes | None = None
+
+    def note(self, tracing_options: Any, function_type: Any) -> None:
+        site = self.site
+        if site is not None:
+            site.traces.note(tracing_options, function_type)
+
+
+class ScriptProbes:
+    """Installed for the whole script (``start``/``stop``, always paired)."""
+
+    def __init__(self, *, iterations: int, tf_profiler: bool, clock: Clock = time.perf_counter):
+        self.clock = clock
+        self.tf_profiler = tf_profiler
+        self.steps = traced_steps(iterations)
+        self._callbacks = _CallbackRouter(clock)
+        self._traces = _TraceRouter()
+        self._stack = ExitStack()
+        self._block_owner: SiteProbes | None = None
+        self._blocks = 0
+
+    def new_site(self) -> SiteProbes:
+        return SiteProbes(self.clock)
+
+    def start(self) -> None:
+        restore = install(self._callbacks)
+        if restore is not None:
+            self._stack.callback(restore)
+        self._stack.enter_context(recording(self._traces))
+
+    def stop(self) -> None:
+        """Remove the hooks; a TF profiler session still open writes what it traced."""
+        self._stack.close()
+        owner, self._block_owner = self._block_owner, None
+        if owner is not None and owner.block is not None:
+            owner.block.close()
+
+    # -- around one call -------------------------------------------------------------
+
+    def profiled(self, site: SiteProbes, i: int) -> None:
+        """Site's profiled call ``i`` (0: its first) starts: its traces are recorded."""
+        site.traces.call = i
+        self._traces.site = site
+
+    def plain(self, site: SiteProbes) -> bool:
+        """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
+        (else its Python callbacks are recorded)."""
+        owner = self._block_owner
+        if owner is not None and owner is not site and site.calls > owner.calls:
+            # a busier site than the one being traced: it takes over the profiler
+            assert owner.block is not None
+            owner.block.close()
+            if owner.block.done:
+                self._block_owner = None
+        if self.tf_profiler and site.block is None and self._block_owner is None:
+            if self._blocks < MAX_TRACED_SITES and self.steps > 0:
+                site.block = TracedBlock(limit=self.steps, clock=self.clock)
+                self._block_owner, self._blocks = site, self._blocks + 1
+        if site.block is not None and not site.block.done and site.block.begin():
+            return True
+        self._callbacks.site = site
+        return False
+
+    def ended(self, site: SiteProbes, seconds: float, traced: bool) -> None:
+        """The call started by :meth:`profiled` or :meth:`plain` ended."""
+        self._traces.site = None
+        self._callbacks.site = None
+        if traced and site.block is not None:
+            site.block.end(seconds)
+        if site.block is not None and site.block.done and self._block_owner is site:
+            self._block_owner = None
+
+    @staticmethod
+    def tf_record(site: SiteProbes, *, wanted: bool) -> tuple[TfProfile | None, TraceFiles]:
+        """The site's TF profile (read only when ``wanted``: a site with a report)."""
+        if site.block is None:
+            return None, ()
+        return site.block.finish(read=wanted)
