@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from synth import SITE, Node, keras3_predict_report, make_report
 
+from tfdiag.advise import advise
+from tfdiag.records.traces import TraceEvent
 from tfdiag.results.report import Report
 
 TF = SITE + "tensorflow/python/"
@@ -176,3 +181,109 @@ def test_a_step_that_waits_in_the_iterator_is_input_bound() -> None:
     root = Node("/home/me/train.py", "train_step", 0.1, 11, children=[wait])
     ids = _input_ids(make_report([root], 10))
     assert ids[0] == "input-bound"
+
+
+POLY = SITE + "tensorflow/python/eager/polymorphic_function/"
+
+
+def _pipeline_with_traces(adapter_s: float) -> Report:
+    """`predict` × 10 building a pipeline (``adapter_s`` per iteration outside tracing)
+    whose tf.data functions are traced 3× per call (0.2 s per iteration)."""
+    keras = SITE + "keras/src/"
+    trace = Node(POLY + "tracing_compilation.py", "_create_concrete_function", 0.2, 33)
+    wrapper = Node(
+        SITE + "tensorflow/python/data/ops/structured_function.py",
+        "StructuredFunctionWrapper.__init__",
+        0.0,
+        33,
+        children=[trace],
+    )
+    adapter = Node(
+        keras + "trainers/data_adapters/array_data_adapter.py",
+        "ArrayDataAdapter.get_tf_dataset",
+        adapter_s * 11,
+        11,
+        children=[wrapper],
+    )
+    root = Node(keras + "backend/tensorflow/trainer.py", "TensorFlowTrainer.predict", 0.05, 11,
+                children=[adapter])  # fmt: skip
+    report = make_report([root], 10, cold=[Node(root.file, root.name, 0.01, 1)])
+    events = tuple(
+        TraceEvent(call, "StructuredFunctionWrapper.__init__.<locals>.wrapped_fn",
+                   SITE + "tensorflow/python/data/ops/structured_function.py", 200,
+                   "Dataset_map_lambda", (("x", "TensorSpec(shape=(4,))"),))
+        for call in range(11) for _ in range(3)
+    )  # fmt: skip
+    return dataclasses.replace(report, traces=events)
+
+
+def test_tracing_of_a_per_call_pipeline_ranks_after_it_and_points_at_it() -> None:
+    report = _pipeline_with_traces(adapter_s=0.01)  # tracing costs more than the rest
+    ids = [f.id for f in report.findings]
+    assert ids[:2] == ["per-call-input-pipeline", "per-iteration-tracing"]
+    assert "the fix for `per-call-input-pipeline`" in report.findings[1].fix
+
+
+def test_tracing_whose_cause_is_not_reported_gets_a_fix_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tfdiag.advise import table
+
+    without = tuple(s for s in table.FINDINGS if s.id != "per-call-input-pipeline")
+    monkeypatch.setattr(table, "FINDINGS", without)
+    report = _pipeline_with_traces(adapter_s=0.01)
+    found = advise(report, report.analysis, without)
+    assert found[0].id == "per-iteration-tracing"
+    assert "per-call-input-pipeline" not in found[0].fix and "fewer, longer calls" in found[0].fix
+
+
+def test_a_tf_function_that_never_reaches_its_graph_runs_functions_eagerly() -> None:
+    ops = Node("~", "<built-in method tensorflow.python._pywrap_tfe.TFE_Py_FastPathExecute>",
+               0.1, 200 * 11)  # fmt: skip
+    layer = Node(SITE + "keras/src/layers/layer.py", "Layer.__call__", 0.5, 11 * 4,
+                 children=[ops])  # fmt: skip
+    step = Node("/home/me/train.py", "train_step", 0.02, 11, children=[layer])
+    call = Node(POLY + "polymorphic_function.py", "Function.__call__", 0.01, 11, children=[step])
+    report = make_report([call], 10, method="")
+    first = report.findings[0]
+    assert first.id == "eager-execution"
+    assert "run_functions_eagerly(False)" in first.fix
+    assert any("never runs a graph" in e for e in first.evidence)
+    graphed = Node(POLY + "polymorphic_function.py", "Function._call", 0.01, 11)
+    call.children.append(graphed)
+    assert "run_functions_eagerly" not in make_report([call], 10, method="").findings[0].fix
+
+
+def test_a_new_tf_function_per_call_leads_and_its_tracing_follows() -> None:
+    trace = Node(POLY + "tracing_compilation.py", "_create_concrete_function", 0.5, 11)
+    call = Node(POLY + "polymorphic_function.py", "Function.__call__", 0.01, 11, children=[trace])
+    serve = Node("/home/me/serve.py", "serve", 0.02, 11, children=[call])
+    report = make_report([serve], 10, method="")
+    events = tuple(
+        TraceEvent(c, "serve.<locals>.infer", "/home/me/serve.py", 5, "infer",
+                   (("a", "TensorSpec(shape=(8, 20), dtype=tf.float32, name=None)"),), c)
+        for c in range(11)
+    )  # fmt: skip
+    found = dataclasses.replace(report, traces=events).findings
+    assert [f.id for f in found[:2]] == ["model-rebuilt-per-call", "per-iteration-tracing"]
+    assert "outside the loop" in found[0].fix and found[0].impact == pytest.approx(0.5 / 0.53, 0.01)
+    assert "see `model-rebuilt-per-call`" in found[1].fix
+
+
+def test_a_finding_that_is_part_of_another_moves_right_after_it() -> None:
+    from tfdiag.advise import _after_their_cause
+    from tfdiag.advise.finding import Detection
+    from tfdiag.advise.table import FINDINGS
+
+    spec = {s.id: s for s in FINDINGS}
+
+    def row(fid: str, impact: float, part_of: str | None = None) -> tuple[object, ...]:
+        return ((0, -impact), 0, spec[fid], Detection(impact, (), part_of=part_of), impact, None)
+
+    ranked = [
+        row("per-call-input-pipeline", 0.6),
+        row("callback-overhead", 0.4),
+        row("per-iteration-tracing", 0.3, part_of="per-call-input-pipeline"),
+    ]
+    order = [t[2].id for t in _after_their_cause(ranked)]  # type: ignore[attr-defined]
+    assert order == ["per-call-input-pipeline", "per-iteration-tracing", "callback-overhead"]

@@ -185,7 +185,7 @@ def test_the_script_recorder_times_each_site_on_the_clock_it_is_given(
     import sys
 
     monkeypatch.setitem(sys.modules, "__tfdiag_test_model__", TimedModel)  # type: ignore[arg-type]
-    result = run_script(script, iterations=3, clock=clock)
+    result = run_script(script, iterations=3, tf_profiler=False, clock=clock)
     (site,) = result.sites
     assert site.calls == 6 and site.total_s == 6 * 2.0**-5
     assert site.call_s == (2.0**-5,) * 6

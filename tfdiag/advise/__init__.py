@@ -9,6 +9,8 @@ on a record once and keeps the result with it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
 
 from tfdiag.advise.evidence import effective_kind
 from tfdiag.advise.finding import (
@@ -102,6 +104,32 @@ def _rank(spec: FindingSpec, impact: float) -> tuple[int, float]:
     return group, -impact
 
 
+def _without_missing_causes(found: list[Any]) -> list[Any]:
+    """A finding that is part of one not reported stands alone: its ``<variant>-alone``
+    fix, which does not point at the absent finding."""
+    ids = {t[2].id for t in found}
+    out = []
+    for t in found:
+        d = t[3]
+        if d.part_of is not None and d.part_of not in ids:
+            alone = f"{d.variant}-alone"
+            d = replace(d, part_of=None, variant=alone if alone in t[2].fixes else d.variant)
+            t = (*t[:3], d, *t[4:])
+        out.append(t)
+    return out
+
+
+def _after_their_cause(found: list[Any]) -> list[Any]:
+    """Each finding that is part of another reported one moved right after it."""
+    ids = {t[2].id for t in found}
+    parts = [t for t in found if t[3].part_of in ids and t[3].part_of != t[2].id]
+    out = [t for t in found if t not in parts]
+    for t in parts:
+        at = next(n for n, o in enumerate(out) if o[2].id == t[3].part_of)
+        out.insert(at + 1, t)
+    return out
+
+
 def advise(
     record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec] = FINDINGS
 ) -> tuple[Finding, ...]:
@@ -118,6 +146,7 @@ def advise(
         impact = round(min(max(d.impact, 0.0), 1.0), 4)
         found.append((_rank(spec, impact), order, spec, d, impact, ctx))
     found.sort(key=lambda t: (t[0], t[1]))
+    found = _after_their_cause(_without_missing_causes(found))
     out = []
     for n, (_, _, spec, d, impact, ctx) in enumerate(found):
         fix = spec.fix_for(d, effective_kind(ctx), leads=n == 0)

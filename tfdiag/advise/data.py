@@ -116,6 +116,10 @@ def _waiting_without_tf(record: RunRecord, analysis: Analysis) -> tuple[float, s
 
 def _py_dataset(record: RunRecord, analysis: Analysis) -> str | None:
     """A Keras PyDataset feeding the call, and how many workers it has."""
+    for cb in record.py_callbacks:
+        if cb.kind == "pydataset":
+            settings = cb.function.partition("(a PyDataset, ")[2].rstrip(")")
+            return f"the input is a Keras PyDataset ({settings}), read through tf.data"
     for key, value in record.call.facts:
         if key.endswith(".kind") and value == "PyDataset":
             label = key[: -len(".kind")]

@@ -60,12 +60,16 @@ class Detection:
         evidence: this run's numbers, one line each.
         variant: which fix text applies when it is not the call kind's (``"via-data"``).
         values: fills the ``{placeholders}`` of the fix text.
+        part_of: the id of the finding whose fix removes this one too (the traces of a
+            pipeline built per call are part of ``per-call-input-pipeline``): when that
+            finding is reported, this one ranks right after it, whatever its impact.
     """
 
     impact: float
     evidence: tuple[str, ...]
     variant: str | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
+    part_of: str | None = None
 
 
 @dataclass(frozen=True)

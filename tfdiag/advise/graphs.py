@@ -149,7 +149,17 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
         f"graph building self time: {pct(share)} of steady-state time (non-overlapping)",
     ]
     variant, values = _cause(report, analysis, i, evidence)
-    return Detection(max(cum_share, share), tuple(evidence), variant=variant, values=values)
+    return Detection(
+        max(cum_share, share),
+        tuple(evidence),
+        variant=variant,
+        values=values,
+        part_of=_PART_OF.get(variant),
+    )
+
+
+#: Retrace causes that another finding's fix removes.
+_PART_OF = {"via-data": "per-call-input-pipeline", "new-function": "model-rebuilt-per-call"}
 
 
 def _cause(
@@ -260,10 +270,42 @@ def eager_execution(ctx: Context) -> Detection | None:
     if report.call.fact("functions_run_eagerly") == "True":
         variant = "run-functions-eagerly"
         evidence.insert(0, "`tf.config.functions_run_eagerly()` is True")
+    elif (bypassed := _functions_run_as_python(report, analysis)) is not None:
+        variant = "run-functions-eagerly"
+        evidence.insert(0, bypassed)
     elif report.call.fact("run_eagerly") == "True" or _runs_keras_step_eagerly(report):
         variant = "run-eagerly"
         evidence.insert(0, "the model runs its Keras step eagerly (`run_eagerly=True`)")
     return Detection(removable, tuple(evidence), variant=variant)
+
+
+_POLYMORPHIC = "tensorflow/python/eager/polymorphic_function/polymorphic_function.py"
+
+
+def _functions_run_as_python(report: RunRecord, analysis: Analysis) -> str | None:
+    """``tf.function`` s called on every iteration that never reach their graph
+    (``Function._call``): ``tf.config.run_functions_eagerly(True)`` makes ``__call__`` run
+    the Python function instead, whatever it was set by."""
+    called = max(
+        (
+            analysis.steady_calls_per_iteration(i)
+            for i, _ in functions(report, _POLYMORPHIC, "*Function.__call__")
+        ),
+        default=0.0,
+    )
+    graphed = max(
+        (
+            analysis.steady_calls_per_iteration(i)
+            for i, _ in functions(report, _POLYMORPHIC, "*Function._call")
+        ),
+        default=0.0,
+    )
+    if called < 1 or graphed > 0:
+        return None
+    return (
+        f"a `tf.function` is called {called:.3g}× per iteration but never runs a graph "
+        "(`Function._call` is never reached): its Python runs eagerly"
+    )
 
 
 # -- Python inside the graph ----------------------------------------------------------------

@@ -132,8 +132,13 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "call: each dtype is a new graph.",
             "new-function": "The `tf.function` is made anew on every call: define it once, "
             "outside the loop, and call that object (see `model-rebuilt-per-call`).",
+            "new-function-alone": "The `tf.function` is made anew on every call: define it "
+            "once, outside the loop, and call that object.",
             "via-data": "The traces are the tf.data functions of the pipeline built on every "
             "call: the fix for `per-call-input-pipeline` removes them too.",
+            "via-data-alone": "The traces are the tf.data functions of an input pipeline built "
+            "again on every call (each `fit`/`predict`/`evaluate` call on arrays builds one): "
+            "make fewer, longer calls, or build the `tf.data.Dataset` once and pass it.",
             "other": "Something is retraced on every call: create the `tf.function` once, "
             "outside the loop; pass tensors (not Python numbers) of a fixed shape and dtype; "
             "give it an `input_signature` or `reduce_retracing=True`.",

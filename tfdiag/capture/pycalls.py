@@ -24,9 +24,44 @@ from tfdiag.records.clock import Clock
 _MODULE = "tensorflow.python.ops.script_ops"
 
 
+def _generator_source(func: Any) -> Any:
+    """The callable ``Dataset.from_generator`` was given, from the closure of the function
+    it registers (``generator_py_func``) or the state its id function is bound to."""
+    state = getattr(func, "__self__", None)
+    if state is not None and hasattr(state, "_generator"):
+        return state._generator
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        source = getattr(value, "_generator", None)
+        if source is not None:
+            return source
+    return None
+
+
+def _pydataset(source: Any) -> tuple[str, str, int, str] | None:
+    """A Keras 3 PyDataset behind a generator: Keras' adapter hands ``from_generator`` its
+    own bound method; what runs is the dataset's ``__getitem__``."""
+    dataset = getattr(getattr(source, "__self__", None), "py_dataset", None)
+    getitem = getattr(type(dataset), "__getitem__", None)
+    code = getattr(getitem, "__code__", None)
+    if dataset is None or code is None:
+        return None
+    workers = getattr(dataset, "workers", "?")
+    processes = getattr(dataset, "use_multiprocessing", "?")
+    name = (
+        f"{type(dataset).__qualname__}.__getitem__ "
+        f"(a PyDataset, workers={workers}, use_multiprocessing={processes})"
+    )
+    return name, code.co_filename, code.co_firstlineno, "pydataset"
+
+
 def _describe(func: Any) -> tuple[str, str, int, str]:
-    """``(name, file, line, kind)`` of a registered function (an ``EagerFunc`` wraps the
-    user's for ``py_function``)."""
+    """``(name, file, line, kind)`` of a registered function: the user's function for a
+    ``py_function`` (an ``EagerFunc`` wraps it), the generator for ``from_generator``, the
+    dataset's ``__getitem__`` for a Keras PyDataset."""
     kind = "numpy_function"
     inner = func
     if type(func).__name__ == "EagerFunc":
@@ -35,10 +70,14 @@ def _describe(func: Any) -> tuple[str, str, int, str]:
         inner = inspect.unwrap(inner)
     except ValueError:
         pass
+    source = _generator_source(inner)
+    if source is not None:
+        found = _pydataset(source)
+        if found is not None:
+            return found
+        kind, inner = "generator", getattr(source, "__func__", source)
     code = getattr(inner, "__code__", None)
     name = str(getattr(inner, "__qualname__", type(inner).__name__))
-    if name.endswith("generator_py_func") or "from_generator" in name:
-        name = "Dataset.from_generator's generator"
     if code is None:
         return name, "", 0, kind
     return name, code.co_filename, code.co_firstlineno, kind

@@ -14,7 +14,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from contextlib import nullcontext
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
@@ -294,11 +293,17 @@ class _Run:
         try:
             with recording(self.traces) as on:
                 self._profiled_call(0)
-            with recording(self.traces) if not on else nullcontext():  # TF came in just now
-                for i in range(1, self.p + 1):
-                    self._profiled_call(i)
+                if on:
+                    self._profiled_calls()
+            if not on:  # TensorFlow came in during the cold call: record from now on
+                with recording(self.traces):
+                    self._profiled_calls()
         finally:
             profiler.disable()
+
+    def _profiled_calls(self) -> None:
+        for i in range(1, self.p + 1):
+            self._profiled_call(i)
 
     def _profiled_call(self, i: int) -> None:
         self.traces.call = i

@@ -17,10 +17,12 @@ class PyCallback:
     """One Python function TensorFlow called back, totals over the timed pass.
 
     Attributes:
-        function: its qualified name (``parse_line``; ``from_generator`` for a generator
-            fed through ``Dataset.from_generator``).
+        function: its qualified name (``parse_line``; for ``Dataset.from_generator`` the
+            generator it was given; for a Keras PyDataset its ``__getitem__``, with its
+            ``workers`` and ``use_multiprocessing``).
         file, line: where it is defined.
-        kind: ``py_function`` (eager tensors in and out) or ``numpy_function``.
+        kind: ``py_function`` (eager tensors in and out), ``numpy_function``,
+            ``generator`` or ``pydataset``.
         calls: how many times TensorFlow called it.
         seconds: wall time inside those calls, summed over threads.
         main_thread_calls: calls made on the thread that ran the profiled call.
