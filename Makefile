@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tfdiag-installed
 export TF_CPP_MIN_LOG_LEVEL := 3
 
-.PHONY: demo test test-fast lint bench-overhead bench clean
+.PHONY: demo test test-fast test-corpus lint bench-overhead bench-accuracy bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not tf"
 
+test-corpus: $(STAMP)
+	$(PY) -m pytest -m corpus
+
 lint: $(STAMP)
 	$(PY) -m ruff check tfdiag tests examples
 	$(PY) -m ruff format --check tfdiag tests examples
@@ -32,6 +35,9 @@ lint: $(STAMP)
 
 bench-overhead: $(STAMP)
 	$(PY) benchmarks/overhead.py
+
+bench-accuracy: $(STAMP)
+	$(PY) benchmarks/accuracy.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

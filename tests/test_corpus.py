@@ -1,0 +1,61 @@
+"""The accuracy corpus (``corpus/cases/``): for every case, its premise holds in this run
+(the fix really is faster; for a compute-bound case, no Python-side change is), and tfdiag,
+run as the case's user runs it, ranks the expected finding first with a fix that names the
+remedy — and never says Python-side changes won't help where they do.
+
+One noisy measurement on shared cores is not a verdict: a case that misses is measured
+once more, from a fresh set-up, and must hold then. ``benchmarks/accuracy.py`` prints the
+whole table (docs/accuracy.md).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from typing import Any
+
+import pytest
+
+from corpus.harness import Loaded, diagnose, load_cases, measure_premise, premise_holds, verdict
+
+pytestmark = [pytest.mark.tf, pytest.mark.corpus]
+
+CASES = load_cases()
+
+
+def _clear_keras() -> None:
+    for name in ("keras", "tf_keras"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.backend.clear_session()
+    gc.collect()
+
+
+def _measure(loaded: Loaded) -> tuple[float, Any]:
+    state = loaded.setup()
+    # One round bears out a Python-side fix's 1.5–100× (at half of it); "no Python-side
+    # gain" (below 1.3×) needs a median of three. benchmarks/accuracy.py takes five.
+    rounds = 1 if loaded.case.python_fix else 3
+    try:
+        premise = measure_premise(loaded, state, rounds=rounds, warmup=1).speedup
+        return premise, verdict(loaded.case, diagnose(loaded, state))
+    finally:
+        del state
+        _clear_keras()
+
+
+def test_the_corpus_is_the_size_the_docs_say() -> None:
+    assert len(CASES) >= 30
+    assert len({c.case.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("loaded", CASES, ids=[c.case.id for c in CASES])
+def test_case(loaded: Loaded) -> None:
+    case = loaded.case
+    premise, v = _measure(loaded)
+    if not (premise_holds(case, premise) and v.right_cause and v.right_fix):
+        premise, v = _measure(loaded)  # once more: the machine is shared and noisy
+    assert premise_holds(case, premise), f"premise {premise:.2f}× (stated {case.premise}×)"
+    assert v.first == case.expect, f"first finding {v.first}, all: {v.ids}"
+    assert v.right_fix, f"the fix names none of {case.fix_mentions}: {v.fix}"
+    assert not (v.says_no_python_gain and case.python_fix), v.ids
