@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tfdiag.analysis.xprof import BREAKDOWN
+from tfdiag.records.callbacks import PyCallback
+from tfdiag.records.probes import InputStage, OpRow, Probes, PyFuncs, TfProfile
 from tfdiag.records.report import CallInfo, Environment, Timing
 from tfdiag.records.stats import CallerEdge, FunctionStat, ProfileStats
+from tfdiag.records.traces import TraceEvent
 from tfdiag.results.report import Report
 
 SITE = "/venv/lib/python3.11/site-packages/"
@@ -75,10 +79,30 @@ def make_report(
     method: str = "predict",
     first_call_s: float | None = None,
     iteration_s: tuple[float, ...] = (),
+    target: str = "",
+    args: tuple[str, ...] = (),
+    kwargs: tuple[tuple[str, str], ...] = (),
+    facts: tuple[tuple[str, str], ...] = (),
+    traces: tuple[TraceEvent, ...] = (),
+    py_callbacks: tuple[PyCallback, ...] = (),
+    tf_profile: TfProfile | None = None,
 ) -> Report:
-    """A Report over a synthetic profile; ``cold`` is the tree of the first call alone."""
+    """A Report over a synthetic profile; ``cold`` is the tree of the first call alone.
+
+    ``target``, ``args``, ``kwargs`` and ``facts`` describe the call (as
+    :func:`~tfdiag.capture.environment.describe_call` would); ``traces``, ``py_callbacks``
+    and ``tf_profile`` are what the capture hooks and the TF profiler would have recorded.
+    """
     return Report(
-        call=CallInfo(label=f"Model.{method}", method=method, flavour="keras3"),
+        call=CallInfo(
+            label=f"Model.{method}",
+            target=target,
+            method=method,
+            flavour="keras3",
+            args=args,
+            kwargs=kwargs,
+            facts=facts,
+        ),
         environment=Environment(python="3.11", tensorflow="2.21.0", keras="3.15.1"),
         timing=Timing(
             iterations=iterations,
@@ -89,6 +113,75 @@ def make_report(
         profile=build_stats(roots),
         cold_profile=build_stats(cold) if cold is not None else None,
         created="2026-11-29T00:00:00+00:00",
+        probes=Probes(tf_profile=tf_profile) if tf_profile is not None else None,
+        traces=traces,
+        py_callbacks=py_callbacks,
+    )
+
+
+def trace(
+    call: int,
+    params: tuple[tuple[str, str], ...],
+    *,
+    function: str = "step",
+    file: str = "/home/me/train.py",
+    line: int = 10,
+    name: str = "step",
+    function_id: int = 1,
+) -> TraceEvent:
+    """One graph trace as :class:`~tfdiag.capture.traces.TraceRecorder` records it."""
+    return TraceEvent(call, function, file, line, name, params, function_id)
+
+
+def tensor(*shape: int, dtype: str = "float32") -> str:
+    """A tensor parameter's trace type, as TensorFlow writes it."""
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    return f"TensorSpec(shape=({dims}), dtype=tf.{dtype}, name=None)"
+
+
+_INPUT_WAIT = dict(BREAKDOWN)["infeed"]
+
+
+def tf_record(
+    *,
+    wall_s: float,
+    op_s: float,
+    steps: int = 3,
+    input_op_s: float = 0.0,
+    input_wait_s: float = 0.0,
+    input_stages: tuple[InputStage, ...] = (),
+    py_funcs: PyFuncs | None = None,
+    top_ops: tuple[OpRow, ...] = (),
+    eager_op_s: float = 0.0,
+    collective_op_s: float = 0.0,
+) -> TfProfile:
+    """A CPU-only TF profiler record of ``steps`` iterations of ``wall_s`` each.
+
+    ``op_s`` and the other op times are per iteration (the record keeps totals);
+    ``input_wait_s`` is XProf's input time of one step.
+    """
+    return TfProfile(
+        steps=steps,
+        iteration_s=(wall_s,) * steps,
+        hardware="CPU_ONLY",
+        host_op_s=op_s * steps,
+        input_op_s=input_op_s * steps,
+        device_op_s=None,
+        h2d_s=None,
+        d2h_s=None,
+        top_ops=top_ops,
+        op_rows=len(top_ops),
+        step_ms=(wall_s * 1e3,) * steps,
+        breakdown_ms=((_INPUT_WAIT, input_wait_s * 1e3),),
+        verdict="",
+        advice=(),
+        graph_builds=0,
+        graph_builds_per_step=(0,) * steps,
+        host_tracer_level=1,
+        input_stages=input_stages,
+        py_funcs=py_funcs,
+        eager_op_s=eager_op_s * steps,
+        collective_op_s=collective_op_s * steps,
     )
 
 
