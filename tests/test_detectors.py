@@ -9,6 +9,7 @@ call's facts, graph traces, Python callbacks and TF profiler record where a dete
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -99,11 +100,6 @@ def test_per_call_input_pipeline_just_under_its_share_is_not_reported() -> None:
     assert "per-call-input-pipeline" not in _ids(_predict_building_a_pipeline(0.09))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: calls.per_call_input_pipeline tests _is_iterator_builder on the function's "
-    "file, not its name, so one iterator per pass over a dataset built once is reported",
-)
 def test_one_iterator_per_pass_over_a_dataset_built_once_is_not_a_per_call_pipeline() -> None:
     # for x in ds: ... — the user's function iterates a dataset it did not build: one
     # OwnedIterator per call is what reading it takes.
@@ -146,7 +142,7 @@ def test_per_epoch_overhead_leads_a_fit_of_many_tiny_epochs() -> None:
     assert lead.impact == pytest.approx(0.8, abs=0.01)
     assert lead.evidence[0].startswith("`fit` runs 10 epochs of 2 step(s) each per call")
     assert lead.evidence[0].endswith("of which the steps themselves are 20 %")
-    assert lead.evidence[1] == "a tf.data iterator is created 1× per epoch (10× per call)"
+    assert lead.evidence[1] == "a tf.data iterator is created 1× per epoch (10× per iteration)"
     assert lead.fix.startswith("Each `fit` runs 10 epochs of 2 step(s)")
     assert "steps_per_epoch" in lead.fix
     # An iterator per epoch is the epochs' cost, not a pipeline built per call.
@@ -195,7 +191,7 @@ def test_per_step_overhead_in_fit_names_steps_per_execution_and_the_batch_size()
     lead = _lead(_tiny_steps(kwargs=(("batch_size", "2"),)), "per-step-overhead")
     assert lead.impact == pytest.approx(0.8, abs=0.01)
     assert lead.evidence == (
-        "64 Keras steps per call, 1.0 ms each; the model's own work is 20 % of that "
+        "64 Keras steps per epoch, 1.0 ms each; the model's own work is 20 % of that "
         "(TFE_Py_Execute's time), the rest is per-step overhead",
         "batch size 2",
     )
@@ -435,22 +431,15 @@ def test_without_recorded_traces_tracing_under_tf_data_is_via_data() -> None:
     report = _traced_under(Node(TF + "data/ops/dataset_ops.py", "DatasetV2.map", 0.0, N))
     lead = _lead(report, "per-iteration-tracing")
     assert lead.evidence[-1] == "traced from `dataset_ops.py:DatasetV2.map`"
-    assert "the fix for `per-call-input-pipeline` removes them too" in lead.fix
+    # no per-call-input-pipeline finding to point at: the fix stands on its own
+    assert "per-call-input-pipeline" not in lead.fix and "fewer, longer calls" in lead.fix
 
 
 @pytest.mark.parametrize(
     "traceback_utils",
     [
         KERAS + "utils/traceback_utils.py",
-        pytest.param(
-            TF + "util/traceback_utils.py",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bug: the catalog's wrapper rule '*/utils/traceback_utils.py' misses "
-                "TensorFlow's tensorflow/python/util/traceback_utils.py, so the caller chain "
-                "stops at its error_handler",
-            ),
-        ),
+        TF + "util/traceback_utils.py",
     ],
     ids=["keras", "tensorflow"],
 )
@@ -564,15 +553,7 @@ def test_eager_execution_near_misses(ops: int, graph_calls: int) -> None:
     "model_file",
     [
         KERAS + "models/sequential.py",
-        pytest.param(
-            TF_KERAS + "engine/sequential.py",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bug: graphs.eager_execution looks for model builders under the path "
-                "glob 'keras*', which misses tf_keras/: a tf_keras model built per call is "
-                "counted as removable eager dispatch",
-            ),
-        ),
+        TF_KERAS + "engine/sequential.py",
     ],
     ids=["keras3", "tf_keras"],
 )
@@ -728,6 +709,29 @@ def test_input_bound_on_a_py_dataset_says_workers() -> None:
     assert "workers=4" in lead.fix
 
 
+@pytest.mark.parametrize(
+    ("flavour", "workers", "fix"),
+    [
+        ("keras3", 4, "The `PyDataset` already has several workers"),
+        ("tf_keras", 1, "tf_keras takes its workers in `fit()`"),
+        ("tf_keras", 3, "The `Sequence` already has several workers"),
+    ],
+)
+def test_input_bound_py_dataset_fix_fits_the_flavour_and_the_workers(
+    flavour: str, workers: int, fix: str
+) -> None:
+    tf = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006)
+    callback = PyCallback(
+        f"Frames.__getitem__ (a PyDataset, workers={workers}, use_multiprocessing=False)",
+        USER, 10, "pydataset", 4 * N, 0.5 * N,
+    )  # fmt: skip
+    report = _graph_step(tf, py_callbacks=(callback,))
+    report = dataclasses.replace(report, call=dataclasses.replace(report.call, flavour=flavour))
+    lead = _lead(report, "input-bound")
+    assert f"(workers={workers}, use_multiprocessing=False)" in " ".join(lead.evidence)
+    assert fix in lead.fix
+
+
 def test_input_bound_without_the_tf_profiler_reads_the_users_getitem() -> None:
     """Keras 3 reads a PyDataset on the training thread: the user's ``__getitem__`` runs
     under the adapter, so its time is the pipeline's."""
@@ -794,13 +798,6 @@ def test_conversions_inside_ops_or_under_the_share_are_not_the_inputs() -> None:
     assert "conversion-overhead" not in _ids(_converting(0.09))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the catalog's rule ('~', '*EagerTensor*', tensor-conversion) comes before "
-    "('~', '*EagerTensor._numpy*', output-conversion), and cProfile's label for the copy, "
-    "<method '_numpy_internal' of '...EagerTensor' objects>, only matches the first: outputs "
-    "copied back to NumPy are counted as converting the call's inputs",
-)
 def test_outputs_copied_back_to_numpy_are_not_the_inputs_conversion() -> None:
     copy = Node(
         "~",
@@ -928,11 +925,6 @@ def test_compute_bound_follows_a_steady_finding_and_does_not_say_wont_help() -> 
     assert compute.fix.startswith("Most of what is left is the model's own ops: after the fixes")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compute-bound ranks above a steady finding under LEAD, leads and says Python-side "
-    "changes won't help although that finding (a Python-side fix) holds",
-)
 def test_compute_bound_does_not_say_wont_help_beside_a_minor_steady_finding() -> None:
     tf = tf_record(wall_s=0.01, op_s=0.009, input_wait_s=0.0005)
     convert = Node(TF + "framework/constant_op.py", "_constant_impl", 0.0013 * N, N)

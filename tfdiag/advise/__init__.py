@@ -148,7 +148,9 @@ def advise(
     found.sort(key=lambda t: (t[0], t[1]))
     found = _after_their_cause(_without_missing_causes(found))
     out = []
+    steady = sum(1 for t in found if t[2].tier == "steady")
     for n, (_, _, spec, d, impact, ctx) in enumerate(found):
-        fix = spec.fix_for(d, effective_kind(ctx), leads=n == 0)
+        alone = steady == (1 if spec.tier == "steady" else 0)
+        fix = spec.fix_for(d, effective_kind(ctx), leads=n == 0, alone=alone)
         out.append(Finding(spec.id, spec.title, spec.severity(impact), impact, d.evidence, fix))
     return tuple(out)

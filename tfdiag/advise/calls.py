@@ -55,6 +55,7 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
     steps = keras_steps(report, analysis)
     calls = steps.calls if steps is not None else 1.0
     epochs = steps.epochs_per_call if steps is not None else 0.0
+    keras = keras_call(report, analysis)
     rows = []
     for r in analysis.culprits:
         if r.category is not Category.INPUT_PIPELINE:
@@ -66,8 +67,13 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
             continue
         if epochs >= 2 and per / calls >= epochs:  # once per epoch: per-epoch-overhead's
             continue
-        if _is_iterator_builder(report.profile.functions[r.index].file) and per < 2 and not steps:
-            continue  # one pass over a dataset the user built once: reading it needs one
+        if (
+            _is_iterator_builder(report.profile.functions[r.index].name)
+            and per < 2
+            and not steps
+            and keras is None
+        ):
+            continue  # the user's own pass over a dataset built once: reading it needs one
         rows.append(r)
     if not rows or analysis.steady_s <= 0:
         return None
@@ -85,7 +91,7 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
         report, "tensorflow/python/data/ops/iterator_ops.py", "*_create_iterator"
     ):
         evidence.append(f"tf.data iterators created: {times(analysis, i)} per iteration")
-    call = keras_call(report, analysis)
+    call = keras
     if call is not None and call.looped:
         evidence.insert(
             0, f"`{call.method}` is called {call.per_iteration:.3g}× per iteration of your code"
@@ -121,7 +127,7 @@ def per_epoch_overhead(ctx: Context) -> Detection | None:
     if iterators >= steps.epochs:
         evidence.append(
             f"a tf.data iterator is created {iterators / steps.epochs:.3g}× per epoch "
-            f"({iterators:.3g}× per call)"
+            f"({iterators:.3g}× per iteration)"
         )
     return Detection(
         impact,
@@ -160,10 +166,11 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if steps is not None:
         # Steps within one Keras call's epoch: an epoch or a call per step is per-epoch or
         # per-call overhead, reported there.
-        count, what = steps.per_epoch, "Keras steps"
+        per = "epoch" if steps.kind == "train" else "call"
+        count, what = steps.per_epoch, f"Keras steps per {per}"
         calls_per_iteration = steps.epochs
     elif keras_call(report, analysis) is None:
-        count, what = graph_calls_per_iteration(report, analysis), "graph function calls"
+        count, what = graph_calls_per_iteration(report, analysis), "graph function calls per call"
         calls_per_iteration = 1.0
     else:
         return None  # a Keras *_on_batch call per step: per-call-input-pipeline's
@@ -189,13 +196,13 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         return None
     step_s = per_iteration_s / count
     evidence = [
-        f"{count:.0f} {what} per call, {fmt_s(step_s)} each; the model's own work is "
+        f"{count:.0f} {what}, {fmt_s(step_s)} each; the model's own work is "
         f"{pct(work_share)} of that ({basis}), the rest is per-step overhead",
     ]
     batch = _batch_size(report)
     if batch is not None:
         evidence.append(f"batch size {batch}")
-    variant = "keras-" + (steps.kind if steps is not None else "loop")
+    variant = "keras-" + steps.kind if steps is not None else None  # None: the call kind's
     values = {"steps": f"{count:.0f}", "batch_size": batch or "the batch size"}
     return Detection(overhead, tuple(evidence), variant=variant, values=values)
 

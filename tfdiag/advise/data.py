@@ -89,8 +89,8 @@ def input_bound(ctx: Context) -> Detection | None:
         evidence.append(line)
     pydataset = _py_dataset(report, analysis)
     if pydataset is not None:
-        variant = "pydataset"
-        evidence.append(pydataset)
+        variant, line = pydataset
+        evidence.append(line)
     named = python_callbacks(report)
     if named:
         evidence.append(f"the Python TensorFlow calls back: {named}")
@@ -114,23 +114,36 @@ def _waiting_without_tf(record: RunRecord, analysis: Analysis) -> tuple[float, s
     return share, f"reading the next batch takes {pct(share)} of steady-state time"
 
 
-def _py_dataset(record: RunRecord, analysis: Analysis) -> str | None:
-    """A Keras PyDataset feeding the call, and how many workers it has."""
+def _py_dataset(record: RunRecord, analysis: Analysis) -> tuple[str, str] | None:
+    """A Keras PyDataset (or tf_keras ``Sequence``) feeding the call: ``(variant, evidence)``,
+    the variant saying where its workers are set and whether it has several already."""
+    flavour = "sequence" if record.call.flavour == "tf_keras" else "pydataset"
     for cb in record.py_callbacks:
         if cb.kind == "pydataset":
             settings = cb.function.partition("(a PyDataset, ")[2].rstrip(")")
-            return f"the input is a Keras PyDataset ({settings}), read through tf.data"
+            workers = settings.partition("workers=")[2].partition(",")[0]
+            return _workers_variant(flavour, workers), (
+                f"the input is a Keras PyDataset ({settings}), read through tf.data"
+            )
     for key, value in record.call.facts:
         if key.endswith(".kind") and value == "PyDataset":
             label = key[: -len(".kind")]
-            workers = record.call.fact(f"{label}.workers") or "1"
+            workers = record.call.fact(f"{label}.workers") or ""
             cls = record.call.fact(f"{label}.class") or "PyDataset"
-            return f"the input is `{cls}` (a PyDataset) with workers={workers}"
+            shown = f" with workers={workers}" if workers else ""
+            return _workers_variant(flavour, workers), f"the input is `{cls}` (a PyDataset){shown}"
     for i, fn in enumerate(record.profile.functions):
         if fn.name.endswith("__getitem__") and is_user_code(fn.file):
             if analysis.own[i].get(Category.INPUT_PIPELINE, 0.0) > 0.5:
-                return f"the user's `{fn.short_name}` runs on the training thread (no workers)"
+                return flavour, (
+                    f"the user's `{fn.short_name}` runs on the training thread (no workers)"
+                )
     return None
+
+
+def _workers_variant(flavour: str, workers: str) -> str:
+    """``pydataset``/``sequence``, or ``…-workers`` when it has several workers already."""
+    return f"{flavour}-workers" if workers.isdigit() and int(workers) >= 2 else flavour
 
 
 # -- conversions -----------------------------------------------------------------------------

@@ -128,10 +128,14 @@ class FindingSpec:
         high, medium = self.bands
         return "high" if impact >= high else "medium" if impact >= medium else "low"
 
-    def fix_for(self, detection: Detection, kind: CallKind, *, leads: bool = False) -> str:
-        """The fix text for this run: the ``alone`` text when the finding leads and has one,
-        else the detection's variant, else the call kind's."""
-        for key in ("alone" if leads else None, detection.variant, kind.value, "other"):
+    def fix_for(
+        self, detection: Detection, kind: CallKind, *, leads: bool = False, alone: bool = False
+    ) -> str:
+        """The fix text for this run: the ``alone`` text when the finding leads and no
+        steady-state finding follows, the ``first`` text when it leads ahead of some, else
+        the detection's variant, else the call kind's."""
+        keys = ("alone" if leads and alone else None, "first" if leads else None)
+        for key in (*keys, detection.variant, kind.value, "other"):
             if key is not None and key in self.fixes:
                 return _fill(self.fixes[key], detection.values)
         raise AssertionError("unreachable: 'other' is required")

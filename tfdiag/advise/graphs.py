@@ -253,7 +253,8 @@ def eager_execution(ctx: Context) -> Detection | None:
         (
             min(analysis.of_steady(analysis.steady.functions[j].cum_s), 1.0)
             for name in _BUILDERS
-            for j, _ in functions(report, "keras*", f"*{name}")
+            for flavour in ("keras/*", "tf_keras/*")
+            for j, _ in functions(report, flavour, f"*{name}")
         ),
         default=0.0,
     )

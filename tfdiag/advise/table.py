@@ -5,7 +5,8 @@ and the detector itself.
 docs/catalog.md is generated from this table (``python -m tfdiag catalog``). Fix texts
 live here only; a finding picks the text for the variant its detector names, else for
 the call kind that was profiled (``predict``, ``fit``, ``evaluate``, ``on-batch``,
-``custom-loop``, ``other``), with ``alone`` used when the finding leads the report.
+``custom-loop``, ``other``), with ``alone`` used when the finding leads the report and no
+steady-state finding follows it, ``first`` when it leads ahead of some.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "Many tiny steps: each step's fixed cost outweighs its work",
         calls.per_step_overhead,
         fixes={
-            "keras-train": "Each of the {steps} steps per call pays a fixed Python cost (a graph "
+            "keras-train": "Each of the {steps} steps per epoch pays a fixed Python cost (a graph "
             "call, callbacks, logs) that dwarfs its batch. Run many steps per graph call with "
             "`model.compile(..., steps_per_execution=32)`, and use a larger `batch_size` where "
             "training allows ({batch_size} now).",
@@ -209,6 +210,17 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "`workers=4` (and `use_multiprocessing=True` for CPU-heavy Python) to it, through "
             "your `__init__`'s `super().__init__(**kwargs)`, so batches are made while the model "
             "trains; Keras 3 ignores these arguments in `fit()`.",
+            "pydataset-workers": "The `PyDataset` already has several workers and still "
+            "cannot keep up: with threads, Python under the GIL runs one `__getitem__` at a "
+            "time, so pass `use_multiprocessing=True` for CPU-heavy Python, or make "
+            "`__getitem__` cheaper (vectorise it, read pre-decoded or cached data).",
+            "sequence": "The `Sequence` prepares batches on the training thread: tf_keras "
+            "takes its workers in `fit()`: `model.fit(seq, workers=4, use_multiprocessing=True)` "
+            "(multiprocessing for CPU-heavy Python), so batches are made while the model trains.",
+            "sequence-workers": "The `Sequence` already has several workers and still cannot "
+            "keep up: pass `use_multiprocessing=True` to `fit()` for CPU-heavy Python (threads "
+            "share the GIL), or make `__getitem__` cheaper (vectorise it, read pre-decoded or "
+            "cached data).",
             "map-before-batch": "The `map` function runs once per element, before `batch`: "
             "where it can take a whole batch, batch first and map a vectorized function "
             "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
@@ -275,6 +287,10 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "profiler), so Python-side changes won't help: make the work cheaper "
             "(`jit_compile=True` in `compile()`, mixed precision on a GPU, a smaller model or "
             "input) or run it on faster hardware.",
+            "first": "Most of the time is in the model's own TensorFlow ops (measured with "
+            "the TF profiler): the Python-side findings below remove only their share of it. "
+            "Beyond them, make the ops cheaper (`jit_compile=True` in `compile()`, mixed "
+            "precision on a GPU, a smaller model or input) or run them on faster hardware.",
             "other": "Most of what is left is the model's own ops: after the fixes above, make "
             "them cheaper (`jit_compile=True` in `compile()`, mixed precision on a GPU, a "
             "smaller model or input).",
@@ -284,7 +300,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
         "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
         "input less than `max_input_wait`; it says Python-side changes won't help only when no "
-        "other finding leads",
+        "steady-state finding is reported beside it",
     ),
     FindingSpec(
         "build-dominated",

@@ -107,20 +107,26 @@ def _import_s(stats: ProfileStats, shares: list[float]) -> float:
     return best
 
 
-def _calls_in(stats: ProfileStats, shares: list[float], i: int, entries: set[int]) -> float:
-    """How many of function ``i``'s calls came from inside the scope: its caller edges'
-    calls, each by its caller's share (all of an entry's)."""
+def _inside(
+    stats: ProfileStats, shares: list[float], i: int, entries: set[int]
+) -> tuple[float, float]:
+    """Function ``i``'s calls and self time from inside the scope: its caller edges' calls
+    and self times (cProfile keeps both per caller), each by its caller's share (all of an
+    entry's)."""
     fn = stats.functions[i]
-    if i in entries or not fn.callers:
-        return float(fn.calls) if i in entries else 0.0
-    return min(sum(e.calls * shares[e.caller] for e in fn.callers), float(fn.calls))
+    if i in entries:
+        return float(fn.calls), fn.self_s
+    calls = sum(e.calls * shares[e.caller] for e in fn.callers)
+    self_s = sum(e.self_s * shares[e.caller] for e in fn.callers)
+    return min(calls, float(fn.calls)), min(self_s, fn.self_s)
 
 
 def scope_to(stats: ProfileStats, entries: Collection[int]) -> Scoped:
     """The part of ``stats`` that ran inside the calls of ``entries`` (function indices).
 
-    Times are scaled by each function's in-scope share of its time, call counts by the
-    calls its in-scope callers made; an entry keeps all of its own and loses its callers."""
+    Cumulative times are scaled by each function's in-scope share, self times and call
+    counts are what its in-scope callers' edges carry; an entry keeps all of its own and
+    loses its callers."""
     chosen = set(entries)
     shares = in_scope_shares(stats, chosen)
     keep = [i for i, s in enumerate(shares) if s >= _MIN_SHARE]
@@ -139,7 +145,7 @@ def scope_to(stats: ProfileStats, entries: Collection[int]) -> Scoped:
             for e in fn.callers
             if e.caller in index and i not in chosen
         )
-        calls = _calls_in(stats, shares, i, chosen)
+        calls, self_s = _inside(stats, shares, i, chosen)
         primitive = calls * fn.primitive_calls / fn.calls if fn.calls else 0.0
         functions.append(
             FunctionStat(
@@ -148,7 +154,7 @@ def scope_to(stats: ProfileStats, entries: Collection[int]) -> Scoped:
                 fn.name,
                 round(calls),
                 round(primitive),
-                fn.self_s * share,
+                self_s,
                 fn.cum_s * share,
                 edges,
             )

@@ -39,6 +39,7 @@ RULES: tuple[Rule, ...] = (
     Rule("tf_keras/src/engine/training.py", "*_on_batch", OT, "tf_keras *_on_batch()", entry=True),
     # -- transparent wrappers: looked through, never blamed ------------------------
     Rule("*/utils/traceback_utils.py", "*error_handler", WR, "traceback filtering decorator"),
+    Rule("*/util/traceback_utils.py", "*error_handler", WR, "traceback filtering decorator"),
     Rule("tensorflow/python/util/dispatch.py", "*", WR, "op dispatch decorator"),
     Rule("tensorflow/python/profiler/trace.py", "*wrapped", WR, "profiler trace decorator"),
     Rule("tensorflow/python/ops/weak_tensor_ops.py", "*wrapper", WR, "weak tensor decorator"),
@@ -210,6 +211,13 @@ RULES: tuple[Rule, ...] = (
         TC,
         "Keras converts inputs to tensors",
     ),
+    # before the catch-all EagerTensor rule below: copying a result out is not an input's
+    Rule(
+        "~",
+        "*EagerTensor._numpy*",
+        OC,
+        "a tensor is copied back to numpy",
+    ),
     Rule(
         "~",
         "*EagerTensor*",
@@ -307,12 +315,6 @@ RULES: tuple[Rule, ...] = (
         "sync_to_numpy_or_python_type",
         OC,
         "metric and output tensors become numpy/Python values (a device sync)",
-    ),
-    Rule(
-        "~",
-        "*EagerTensor._numpy*",
-        OC,
-        "a tensor is copied back to numpy",
     ),
 )
 

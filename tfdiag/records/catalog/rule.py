@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.paths import normalize_path
+from tfdiag.records.stats import builtin_name
 
 
 class Category(str, Enum):
@@ -151,10 +152,13 @@ class Catalog:
         key = (file, name)
         if key in self._matched:
             return self._matched[key]
-        last = name.rsplit(".", 1)[-1]
+        names = {name, name.rsplit(".", 1)[-1]}
+        if name.startswith("<"):  # a C function: also its short form, `EagerTensor._numpy`
+            short = builtin_name(name).strip("{}")
+            names |= {short, short.rsplit(".", 1)[-1]}
         found = None
         for rule, pattern in self._candidates(file):
-            if pattern.match(name) or pattern.match(last):
+            if any(pattern.match(n) for n in names):
                 found = rule
                 break
         self._matched[key] = found
