@@ -100,6 +100,7 @@ def run_case(loaded: Loaded, *, rounds: int, premise_only: bool, show: bool) -> 
                     {"id": f.id, "impact": f.impact, "evidence": list(f.evidence), "fix": f.fix}
                     for f in report.findings
                 ],
+                notes=list(report.notes),
             )
             if show:
                 print(f"\n===== {case.id} =====")
