@@ -15,6 +15,7 @@ from tfdiag.records.bench import bench_from_json
 from tfdiag.records.catalog import default_catalog
 from tfdiag.records.compare import compare_from_json
 from tfdiag.records.errors import InputError
+from tfdiag.records.files import settle_crashed_save
 from tfdiag.records.paths import normalize_path
 from tfdiag.records.report import SCHEMA_VERSION, CallInfo, Environment, Timing
 from tfdiag.records.report_json import run_record_from_json
@@ -75,6 +76,7 @@ def _load(path: str | os.PathLike[str], *, iterations: int | None, profile_only:
     p = Path(path)
     if iterations is not None and iterations < 1:
         raise InputError(f"iterations must be at least 1, got {iterations}")
+    settle_crashed_save(p)  # a save of this report that died mid-way: finish or undo it
     data = _read(p)
     if p.name.endswith(".json") or _looks_like_json(data):
         try:
