@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.text import clean
 
 
 def int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -66,5 +67,5 @@ def print_report(result: Any, fmt: str, width: int | None) -> None:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(data)
+    else:  # CSV or JSON: data kept as it is, but never a terminal escape on a terminal
+        sys.stdout.write(clean(data) if sys.stdout.isatty() else data)
