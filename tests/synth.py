@@ -205,3 +205,24 @@ def keras3_predict_report(
     )
     cold = [Node(root.file, root.name, 0.01, 1, children=[Node(adapter.file, adapter.name, 0.1)])]
     return make_report([root], 10, cold=cold, first_call_s=first_call_s, iteration_s=iteration_s)
+
+
+def full_set_report(*, first_call_s: float = 0.2, trace_mb: int = 0) -> Report:
+    """:func:`keras3_predict_report` with sampled stacks and a TF profiler trace, so its save
+    writes the whole set: ``.tfdiag.json``, ``.prof``, ``.tfprofile/``, ``.pyisession``,
+    ``.sampling.html`` and ``.speedscope.json``. ``trace_mb`` pads the trace to that many
+    MiB (a save that spends its time writing)."""
+    from dataclasses import replace
+
+    from tfdiag.records.probes import Probes, SampledStack, SamplingRecord
+
+    report = keras3_predict_report(first_call_s=first_call_s)
+    sampling = SamplingRecord(
+        interval_s=0.005,
+        iteration_s=(0.05,) * 10,
+        frames=((SITE + "keras/src/trainers/trainer.py", 10, "Trainer.predict"),),
+        stacks=(SampledStack((0,), 8, 0.04),),
+    )
+    blob = b"trace %r" % first_call_s + b"\0" * (trace_mb << 20)
+    trace = (("plugins/profile/run/host.xplane.pb", blob),)
+    return replace(report, probes=Probes(sampling=sampling, trace_files=trace))

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import run_cli
 from synth import keras3_predict_report
 
 
@@ -141,38 +138,13 @@ def _listening_addresses(port: int) -> set[str]:
 
 
 def test_snakeviz_serves_the_profile_on_localhost_only(saved: Path) -> None:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tfdiag",
-            "snakeviz",
-            str(saved),
-            "--port",
-            str(port),
-            "--no-browser",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    from test_snakeviz_server import Server, get
+
+    server = Server(saved, _free_port(), saved.parent)
     try:
-        url = f"http://127.0.0.1:{port}/snakeviz/" + urllib.request.quote(
-            str(saved.with_name("my run.prof"))
-        )
-        body = ""
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(url, timeout=2) as resp:
-                    body = resp.read().decode()
-                break
-            except OSError:
-                time.sleep(0.2)
-        assert "ArrayDataAdapter.get_tf_dataset" in body
-        assert _listening_addresses(port) == {"127.0.0.1"}
+        status, body = get(server.url())
+        assert status == 200 and "ArrayDataAdapter.get_tf_dataset" in body
+        assert _listening_addresses(server.port) == {"127.0.0.1"}
     finally:
-        proc.terminate()
-        out = proc.communicate(timeout=10)[0]
-    assert "bound to 127.0.0.1 only" in out
+        server.stop()
+    assert "bound to 127.0.0.1 only" in "".join(server.seen)

@@ -121,7 +121,7 @@ def test_newer_schema_is_refused_with_one_line(tmp_path: Path) -> None:
         (b'{"schema_version": 1, "timing": {"iterations": 3}, "profile": {}}', "profile"),
         (
             b'{"schema_version": 1, "timing": {"iterations": "x"}, "profile": {"functions": []}}',
-            "wrong shape",
+            "iterations must be a whole number",
         ),
         (b"\x00\x01garbage", "neither a tfdiag report nor pstats"),
     ],

@@ -86,6 +86,13 @@ def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
         assert parse_overview(overview).step_ms
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as resp:
             assert resp.status == 200
+        # A DNS-rebinding page (another Host) and a capture request are refused.
+        evil = urllib.request.Request(f"{base}/runs", headers={"Host": "evil.example"})
+        capture = f"{base}/capture_profile?service_addr=10.0.0.1:6009&duration=1000"
+        for request in (evil, capture):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=30)
+            assert refused.value.code == 403
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import cProfile
 import inspect
 import math
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
@@ -249,16 +251,41 @@ def profile_call(
             tf_profiler=want_tf if want_tf is not None else _tf_in_use(),
         )
     except KeyboardInterrupt:
-        if run.cold is None:
-            raise Interrupted("interrupted during the first call: nothing to report") from None
-        report = run.report(rules, finding_rules, partial=True)
-        raise Interrupted(
-            f"interrupted: {report.notes[-1]}; the partial report is this exception's .report",
-            report,
-        ) from None
-    finally:
+        with _ctrl_c_held():  # a burst of Ctrl-C must not lose the partial report
+            _LOCK.release()
+            if run.cold is None:
+                raise Interrupted("interrupted during the first call: nothing to report") from None
+            report = run.report(rules, finding_rules, partial=True)
+            raise Interrupted(
+                f"interrupted: {report.notes[-1]}; the partial report is this exception's .report",
+                report,
+            ) from None
+    except BaseException:
         _LOCK.release()
-    return run.report(rules, finding_rules, partial=False)
+        raise
+    with _ctrl_c_held() as pressed:
+        _LOCK.release()
+        report = run.report(rules, finding_rules, partial=False)
+    if pressed:
+        raise Interrupted("interrupted as the run finished: the report is complete", report)
+    return report
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[list[int]]:
+    """Ctrl-C noted, not raised, while a report is assembled (never over a user's handler)."""
+    pressed: list[int] = []
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield pressed
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class _Run:

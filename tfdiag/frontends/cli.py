@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.text import clean
 from tfdiag.records.version import __version__
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
@@ -45,19 +46,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
     except InputError as exc:
-        print(f"tfdiag: error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return EXIT_INPUT
     except KeyboardInterrupt:
-        print("tfdiag: interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the one place that turns a bug into exit code 1
         if os.environ.get("TFDIAG_DEBUG"):
             raise
-        print(
-            f"tfdiag: internal error: {type(exc).__name__}: {exc} "
-            "(set TFDIAG_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
+        _say(f"internal error: {type(exc).__name__}: {exc} (set TFDIAG_DEBUG=1 for the traceback)")
         return EXIT_INTERNAL
+
+
+def _say(message: str) -> None:
+    """One line on stderr: whatever a file or a path put in the message is shown as text."""
+    print("tfdiag: " + clean(" ".join(message.split("\n"))), file=sys.stderr)

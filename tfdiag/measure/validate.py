@@ -20,6 +20,8 @@ from tfdiag.records.compare import Settings
 from tfdiag.records.errors import InputError
 
 FLAVOURS = ("keras3", "tf_keras")
+#: Most warm-up calls or timed blocks per method (the CLI allows 1,000).
+MAX_REPEATS = 10_000
 
 
 def settings_from(
@@ -31,11 +33,15 @@ def settings_from(
     atol: float,
     loss_rise: float,
 ) -> Settings:
-    for name, value, low in (("batch_size", batch_size, 1), ("warmup", warmup, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InputError(f"{name} must be an integer of at least {low}, got {value!r}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InputError(f"repeats must be an integer of at least 1, got {repeats!r}")
+    for name, value, high in (
+        ("batch_size", batch_size, 10**7),
+        ("warmup", warmup, MAX_REPEATS),
+        ("repeats", repeats, MAX_REPEATS),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{name} must be an integer of at least 1, got {value!r}")
+        if value > high:
+            raise InputError(f"{name} must be at most {high:,}, got {value:,}")
     for name, number in (
         ("min_block_s", min_block_s),
         ("rtol", rtol),

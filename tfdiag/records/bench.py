@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import MAX_SECONDS, Obj
 from tfdiag.records.numbers import TimedBlocks, signed_percent
 from tfdiag.records.report import SCHEMA_VERSION, Environment
 
@@ -117,40 +118,45 @@ B = TypeVar("B", bound=BenchRecord)
 
 
 def bench_from_json(doc: dict[str, Any], cls: type[B]) -> B:
-    """Rebuild a BenchResult from its JSON; derived fields are ignored."""
+    """Rebuild a BenchResult from its JSON; derived fields are ignored.
+
+    Raises:
+        InputError: a part is missing, of the wrong type or out of range.
+    """
     if doc.get("kind") != "bench":
         raise InputError("not a bench result")
-    s = dict(doc.get("settings", {}))
+    d = Obj(doc, "")
+    s = Obj(doc.get("settings", {}), "settings")
     cells = []
-    for c in doc["cells"]:
-        times = tuple(float(t) for t in c.get("times_s", ()))
+    for i, raw in enumerate(d.items("cells")):
+        c = Obj(raw, f"cells[{i}]")
+        times = c.series("times_s", lo=-MAX_SECONDS)
         if any(not t > 0 for t in times):
             raise InputError("not a valid bench result (a time ≤ 0)")
         cells.append(
             BenchCell(
-                model=str(c["model"]),
-                data=str(c["data"]),
-                flavour=str(c.get("flavour", "keras3")),
-                loop=str(c["loop"]),
-                input=str(c["input"]),
-                mode=str(c["mode"]),
-                number=int(c.get("number", 1)),
+                model=c.text("model"),
+                data=c.text("data"),
+                flavour=c.text("flavour", "keras3"),
+                loop=c.text("loop"),
+                input=c.text("input"),
+                mode=c.text("mode"),
+                number=c.count("number", 1, hi=10**12),
                 times_s=times,
-                warmup_s=tuple(float(t) for t in c.get("warmup_s", ())),
-                error=None if c.get("error") is None else str(c["error"]),
+                warmup_s=c.series("warmup_s"),
+                error=c.opt_text("error"),
             )
         )
-    iterations = s.get("iterations")
     return cls(
         cells=tuple(cells),
         settings=BenchSettings(
-            models=tuple(str(m) for m in s.get("models", SIZES)),
-            data=tuple(str(d) for d in s.get("data", SIZES)),
-            flavours=tuple(str(f) for f in s.get("flavours", ("keras3",))),
-            iterations=None if iterations is None else int(iterations),
-            repeats=int(s.get("repeats", 5)),
-            warmup=int(s.get("warmup", 1)),
+            models=s.texts("models") if "models" in s.doc else SIZES,
+            data=s.texts("data") if "data" in s.doc else SIZES,
+            flavours=s.texts("flavours") if "flavours" in s.doc else ("keras3",),
+            iterations=s.opt_count("iterations", lo=1, hi=10**9),
+            repeats=s.count("repeats", 5, lo=1, hi=10**6),
+            warmup=s.count("warmup", 1, hi=10**6),
         ),
-        environment=Environment.from_json(doc.get("environment", {})),
-        created=str(doc.get("created", "")),
+        environment=Environment.from_json(doc.get("environment")),
+        created=d.text("created", ""),
     )

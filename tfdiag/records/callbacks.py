@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tfdiag.records.fields import count, seconds, text
+from tfdiag.records.fields import row as row_of
+
 
 @dataclass(frozen=True)
 class PyCallback:
@@ -49,13 +52,13 @@ class PyCallback:
 
     @classmethod
     def from_json(cls, row: Any) -> PyCallback:
-        function, file, line, kind, calls, seconds, *rest = row
+        r = row_of(row, "a Python callback", range(6, 8))
         return cls(
-            function=str(function),
-            file=str(file),
-            line=int(line),
-            kind=str(kind),
-            calls=int(calls),
-            seconds=float(seconds),
-            main_thread_calls=int(rest[0]) if rest else 0,
+            function=text(r[0], "a Python callback's function"),
+            file=text(r[1], "a Python callback's file"),
+            line=count(r[2], "a Python callback's line", hi=10**9),
+            kind=text(r[3], "a Python callback's kind"),
+            calls=count(r[4], "a Python callback's calls"),
+            seconds=seconds(r[5], "a Python callback's seconds"),
+            main_thread_calls=count(r[6], "a Python callback's calls") if len(r) > 6 else 0,
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import MAX_SECONDS, Obj
 from tfdiag.records.numbers import TimedBlocks, signed_percent
 from tfdiag.records.report import SCHEMA_VERSION, Environment
 from tfdiag.records.units import fmt_s, fmt_times
@@ -267,52 +268,58 @@ C = TypeVar("C", bound=CompareRecord)
 
 def compare_from_json(doc: dict[str, Any], cls: type[C]) -> C:
     """Rebuild a record (``cls``: CompareRecord or a subclass) from its JSON; derived fields
-    are ignored and recomputed."""
+    are ignored and recomputed.
+
+    Raises:
+        InputError: a part is missing, of the wrong type or out of range.
+    """
     if doc.get("kind") != "compare":
         raise InputError("not a compare result")
-    methods = doc["methods"]
-    if not isinstance(methods, list):
+    d = Obj(doc, "")
+    if type(doc.get("methods")) is not list:
         raise InputError("not a valid compare result (methods is not a list)")
-    settings = dict(doc.get("settings", {}))
-    known = Settings.__dataclass_fields__
+    s = Obj(doc.get("settings", {}), "settings")
     return cls(
-        methods=tuple(_method_from_json(m) for m in methods),
-        model=str(doc.get("model", "")),
-        flavour=str(doc.get("flavour", "unknown")),
-        data=tuple((str(k), str(v)) for k, v in dict(doc.get("data", {})).items()),
-        settings=Settings(**{k: v for k, v in settings.items() if k in known}),
-        baselines=tuple((str(k), str(v)) for k, v in dict(doc.get("baselines", {})).items()),
-        environment=Environment.from_json(doc.get("environment", {})),
-        notes=tuple(str(n) for n in doc.get("notes", ())),
-        created=str(doc.get("created", "")),
+        methods=tuple(
+            _method_from_json(Obj(m, f"methods[{i}]")) for i, m in enumerate(d.items("methods"))
+        ),
+        model=d.text("model", ""),
+        flavour=d.text("flavour", "unknown"),
+        data=d.pairs("data"),
+        settings=Settings(
+            warmup=s.count("warmup", 2, hi=10**6),
+            repeats=s.count("repeats", 10, lo=1, hi=10**6),
+            min_block_s=s.seconds("min_block_s", 0.01),
+            batch_size=s.count("batch_size", 32, lo=1, hi=10**9),
+            rtol=s.seconds("rtol", 1e-3),
+            atol=s.seconds("atol", 1e-5),
+            loss_rise=s.seconds("loss_rise", 0.5),
+        ),
+        baselines=d.pairs("baselines"),
+        environment=Environment.from_json(doc.get("environment")),
+        notes=d.texts("notes"),
+        created=d.text("created", ""),
     )
 
 
-def _method_from_json(m: dict[str, Any]) -> MethodResult:
-    times = tuple(float(t) for t in m.get("times_s", ()))
+def _method_from_json(m: Obj) -> MethodResult:
+    name = m.text("name")
+    times = m.series("times_s", lo=-MAX_SECONDS)
     if any(not t > 0 for t in times):
-        raise InputError(f"not a valid compare result (method {m.get('name')!r} has a time ≤ 0)")
+        raise InputError(f"not a valid compare result (method {name!r} has a time ≤ 0)")
     return MethodResult(
-        name=str(m["name"]),
-        method=str(m.get("method", m["name"])),
-        call=str(m.get("call", m["name"])),
-        kind=str(m["kind"]),
-        flavour=str(m.get("flavour", "unknown")),
-        eager=bool(m.get("eager", False)),
-        number=int(m.get("number", 1)),
+        name=name,
+        method=m.text("method", name),
+        call=m.text("call", name),
+        kind=m.text("kind"),
+        flavour=m.text("flavour", "unknown"),
+        eager=m.flag("eager", False),
+        number=m.count("number", 1, hi=10**12),
         times_s=times,
-        warmup_s=tuple(float(t) for t in m.get("warmup_s", ())),
-        error=_opt_str(m.get("error")),
-        mismatch=_opt_str(m.get("mismatch")),
-        max_abs_diff=_opt_float(m.get("max_abs_diff")),
-        loss_before=_opt_float(m.get("loss_before")),
-        loss_after=_opt_float(m.get("loss_after")),
+        warmup_s=m.series("warmup_s"),
+        error=m.opt_text("error"),
+        mismatch=m.opt_text("mismatch"),
+        max_abs_diff=m.opt_seconds("max_abs_diff", hi=1e300),
+        loss_before=m.opt_seconds("loss_before", lo=-1e300, hi=1e300),
+        loss_after=m.opt_seconds("loss_after", lo=-1e300, hi=1e300),
     )
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)

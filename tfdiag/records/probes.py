@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import Obj, count, items, row, seconds, text
 from tfdiag.records.numbers import median
 
 FrameKey = tuple[str, int, str]
@@ -214,84 +215,106 @@ def _tf_to_json(t: TfProfile | None) -> dict[str, Any] | None:
 
 
 def probes_from_json(doc: Any) -> Probes | None:
-    """Rebuild the probe records; a report without them (older ones too) gives ``None``."""
+    """Rebuild the probe records; a report without them (older ones too) gives ``None``.
+
+    Raises:
+        InputError: a part of the wrong type or out of range.
+    """
     if doc is None:
         return None
     if not isinstance(doc, dict):
         raise InputError("not a valid report (probes is not an object)")
-    try:
-        return Probes(
-            sampling=_sampling_from_json(doc.get("sampling")),
-            tf_profile=_tf_from_json(doc.get("tf_profile")),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"not a valid report (probes have the wrong shape: {exc!r})") from None
+    d = Obj(doc, "probes")
+    return Probes(
+        sampling=_sampling_from_json(d.obj("sampling")), tf_profile=_tf(d.obj("tf_profile"))
+    )
 
 
-def _opt(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _sampling_from_json(d: Any) -> SamplingRecord | None:
+def _sampling_from_json(d: Obj | None) -> SamplingRecord | None:
     if d is None:
         return None
-    frames = tuple((str(f), int(line), str(n)) for f, line, n in d["frames"])
-    stacks = tuple(
-        SampledStack(tuple(int(i) for i in row[0]), int(row[1]), float(row[2]))
-        for row in d["stacks"]
-    )
-    if any(i < 0 or i >= len(frames) for st in stacks for i in st.frames):
-        raise ValueError("a sampled stack refers to a frame out of range")
+    frames = []
+    for f in d.items("frames"):
+        file, line, name = row(f, f"{d.at('frames')}[]", range(3, 4))
+        where = f"{d.at('frames')}[]"
+        frames.append((text(file, where), count(line, where, hi=10**9), text(name, where)))
+    stacks = []
+    for st in d.items("stacks"):
+        ids, samples, secs = row(st, f"{d.at('stacks')}[]", range(3, 4))
+        where = f"{d.at('stacks')}[]"
+        index = tuple(count(i, where, hi=max(len(frames) - 1, 0)) for i in items(ids, where))
+        if index and not frames:
+            raise InputError(f"not a valid result ({where} refers to a frame out of range)")
+        stacks.append(SampledStack(index, count(samples, where), seconds(secs, where)))
     return SamplingRecord(
-        interval_s=float(d["interval_s"]),
-        iteration_s=tuple(float(x) for x in d.get("iteration_s", ())),
-        frames=frames,
-        stacks=stacks,
-        outside_s=float(d.get("outside_s", 0.0)),
+        interval_s=d.seconds("interval_s", lo=1e-6),
+        iteration_s=d.series("iteration_s"),
+        frames=tuple(frames),
+        stacks=tuple(stacks),
+        outside_s=d.seconds("outside_s", 0.0),
     )
 
 
-def _tf_from_json(d: Any) -> TfProfile | None:
+def _tf(d: Obj | None) -> TfProfile | None:
     if d is None:
         return None
+    top_ops = []
+    for op in d.items("top_ops"):
+        h, t, n, o, own, total = row(op, f"{d.at('top_ops')}[]", range(6, 7))
+        w = f"{d.at('top_ops')}[]"
+        top_ops.append(
+            OpRow(
+                text(h, w), text(t, w), text(n, w), count(o, w), seconds(own, w), seconds(total, w)
+            )
+        )
+    stages = []
+    for st in d.items("input_stages"):
+        n, c, total, own, cat = row(st, f"{d.at('input_stages')}[]", range(5, 6))
+        w = f"{d.at('input_stages')}[]"
+        stages.append(
+            InputStage(text(n, w), count(c, w), seconds(total, w), seconds(own, w), text(cat, w))
+        )
+    breakdown = []
+    for pair in d.items("breakdown_ms"):
+        k, v = row(pair, f"{d.at('breakdown_ms')}[]", range(2, 3))
+        breakdown.append(
+            (text(k, f"{d.at('breakdown_ms')}[]"), seconds(v, f"{d.at('breakdown_ms')}[]"))
+        )
     return TfProfile(
-        steps=int(d["steps"]),
-        iteration_s=tuple(float(x) for x in d.get("iteration_s", ())),
-        hardware=str(d.get("hardware", "")),
-        host_op_s=float(d["host_op_s"]),
-        input_op_s=float(d.get("input_op_s", 0.0)),
-        device_op_s=_opt(d.get("device_op_s")),
-        h2d_s=_opt(d.get("h2d_s")),
-        d2h_s=_opt(d.get("d2h_s")),
-        top_ops=tuple(
-            OpRow(str(h), str(t), str(n), int(o), float(s), float(tt))
-            for h, t, n, o, s, tt in d.get("top_ops", ())
+        steps=d.count("steps", lo=1, hi=10**9),
+        iteration_s=d.series("iteration_s"),
+        hardware=d.text("hardware", ""),
+        host_op_s=d.seconds("host_op_s"),
+        input_op_s=d.seconds("input_op_s", 0.0),
+        device_op_s=d.opt_seconds("device_op_s"),
+        h2d_s=d.opt_seconds("h2d_s"),
+        d2h_s=d.opt_seconds("d2h_s"),
+        top_ops=tuple(top_ops),
+        op_rows=d.count("op_rows", 0),
+        step_ms=d.series("step_ms", hi=1e12),
+        breakdown_ms=tuple(breakdown),
+        verdict=d.text("verdict", ""),
+        advice=d.texts("advice"),
+        graph_builds=d.opt_count("graph_builds"),
+        graph_builds_per_step=tuple(
+            count(x, "probes.tf_profile.graph_builds_per_step[]")
+            for x in d.items("graph_builds_per_step")
         ),
-        op_rows=int(d.get("op_rows", 0)),
-        step_ms=tuple(float(x) for x in d.get("step_ms", ())),
-        breakdown_ms=tuple((str(k), float(v)) for k, v in d.get("breakdown_ms", ())),
-        verdict=str(d.get("verdict", "")),
-        advice=tuple(str(a) for a in d.get("advice", ())),
-        graph_builds=None if d.get("graph_builds") is None else int(d["graph_builds"]),
-        graph_builds_per_step=tuple(int(x) for x in d.get("graph_builds_per_step", ())),
-        host_tracer_level=int(d.get("host_tracer_level", 0)),
-        export_s=float(d.get("export_s", 0.0)),
-        input_stages=tuple(
-            InputStage(str(n), int(c), float(total), float(own), str(cat))
-            for n, c, total, own, cat in d.get("input_stages", ())
-        ),
-        py_funcs=_py_funcs(d.get("py_funcs")),
-        eager_op_s=float(d.get("eager_op_s", 0.0)),
-        collective_op_s=float(d.get("collective_op_s", 0.0)),
+        host_tracer_level=d.count("host_tracer_level", 0, hi=10),
+        export_s=d.seconds("export_s", 0.0),
+        input_stages=tuple(stages),
+        py_funcs=_py_funcs(d.obj("py_funcs")),
+        eager_op_s=d.seconds("eager_op_s", 0.0),
+        collective_op_s=d.seconds("collective_op_s", 0.0),
     )
 
 
-def _py_funcs(d: Any) -> PyFuncs | None:
+def _py_funcs(d: Obj | None) -> PyFuncs | None:
     if d is None:
         return None
     return PyFuncs(
-        pipeline_s=float(d.get("pipeline_s", 0.0)),
-        pipeline_calls=int(d.get("pipeline_calls", 0)),
-        step_s=float(d.get("step_s", 0.0)),
-        step_calls=int(d.get("step_calls", 0)),
+        pipeline_s=d.seconds("pipeline_s", 0.0),
+        pipeline_calls=d.count("pipeline_calls", 0),
+        step_s=d.seconds("step_s", 0.0),
+        step_calls=d.count("step_calls", 0),
     )

@@ -17,6 +17,7 @@ from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import Obj
 from tfdiag.records.numbers import iqr, median
 from tfdiag.records.probes import Probes
 from tfdiag.records.stats import ProfileStats
@@ -82,23 +83,23 @@ class Environment:
 
     @classmethod
     def from_json(cls, env: Any) -> Environment:
-        """Read back what ``to_json`` wrote; missing keys take their defaults."""
-        if not isinstance(env, dict):
+        """Read back what ``to_json`` wrote; missing keys take their defaults.
+
+        Raises:
+            InputError: a field of the wrong type.
+        """
+        if env is None:
             return cls()
-        cpu = env.get("cpu_count")
+        e = Obj(env, "environment")
         return cls(
-            python=str(env.get("python", "")),
-            platform=str(env.get("platform", "")),
-            tensorflow=_opt_str(env.get("tensorflow")),
-            keras=_opt_str(env.get("keras")),
-            tf_keras=_opt_str(env.get("tf_keras")),
-            cpu_count=int(cpu) if cpu is not None else None,
-            devices=tuple(str(d) for d in env.get("devices", ())),
+            python=e.text("python", ""),
+            platform=e.text("platform", ""),
+            tensorflow=e.opt_text("tensorflow"),
+            keras=e.opt_text("keras"),
+            tf_keras=e.opt_text("tf_keras"),
+            cpu_count=e.opt_count("cpu_count", hi=1 << 20),
+            devices=e.texts("devices"),
         )
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 @dataclass(frozen=True)

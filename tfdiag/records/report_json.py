@@ -13,6 +13,7 @@ from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import Obj
 from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
 from tfdiag.records.stats import ProfileStats
@@ -76,57 +77,51 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
     are ignored, missing ones default.
 
     Raises:
-        InputError: a required part is missing or out of range.
-        KeyError, TypeError, ValueError: a part has the wrong shape (the loader names the file).
+        InputError: a part is missing, of the wrong type or out of range.
     """
-    call = doc.get("call", {})
-    timing = doc["timing"]
-    profile = doc["profile"]
-    if not isinstance(profile, dict) or not isinstance(profile.get("functions"), list):
+    d = Obj(doc, "")
+    call = Obj(d.doc.get("call", {}), "call")
+    timing = Obj(d.doc.get("timing"), "timing")
+    profile = d.obj("profile")
+    if profile is None or type(profile.doc.get("functions")) is not list:
         raise InputError("not a valid report (profile.functions is missing)")
-    iterations = int(timing["iterations"])
-    if not 1 <= iterations <= 10**9:
-        raise InputError("not a valid report (iterations out of range: 1 to 10**9)")
+    iterations = timing.count("iterations", lo=1, hi=10**9)
     return cls(
         call=CallInfo(
-            label=str(call.get("label", "")),
-            target=str(call.get("target", "")),
-            method=str(call.get("method", "")),
-            flavour=str(call.get("flavour", "unknown")),
-            args=tuple(str(a) for a in call.get("args", ())),
-            kwargs=tuple((str(k), str(v)) for k, v in dict(call.get("kwargs", {})).items()),
-            facts=tuple((str(k), str(v)) for k, v in dict(call.get("facts", {})).items()),
+            label=call.text("label", ""),
+            target=call.text("target", ""),
+            method=call.text("method", ""),
+            flavour=call.text("flavour", "unknown"),
+            args=call.texts("args"),
+            kwargs=call.pairs("kwargs"),
+            facts=call.pairs("facts"),
         ),
-        environment=Environment.from_json(doc.get("environment", {})),
+        environment=Environment.from_json(d.doc.get("environment")),
         timing=Timing(
             iterations=iterations,
-            profiled_calls=int(timing.get("profiled_calls", iterations + 1)),
-            first_call_s=_opt_float(timing.get("first_call_s")),
-            iteration_s=tuple(float(x) for x in timing.get("iteration_s", ())),
-            profiled_iteration_s=tuple(float(x) for x in timing.get("profiled_iteration_s", ())),
-            traced=int(timing.get("traced", 0)),
+            profiled_calls=timing.count("profiled_calls", iterations + 1, lo=1, hi=10**9 + 1),
+            first_call_s=timing.opt_seconds("first_call_s"),
+            iteration_s=timing.series("iteration_s"),
+            profiled_iteration_s=timing.series("profiled_iteration_s"),
+            traced=timing.count("traced", 0, hi=10**9),
         ),
-        profile=ProfileStats.from_rows(profile["functions"]),
-        cold_profile=_cold(doc.get("cold_profile")),
-        rules=tuple(Rule.from_json(r) for r in doc.get("rules", ())),
-        finding_rules=tuple(FindingRule.from_json(r) for r in doc.get("finding_rules", ())),
-        notes=tuple(str(n) for n in doc.get("notes", ())),
-        created=str(doc.get("created", "")),
-        source=str(doc.get("source", "profile")),
-        partial=bool(doc.get("partial", False)),
-        probes=probes_from_json(doc.get("probes")),
-        traces=tuple(TraceEvent.from_json(row) for row in doc.get("traces", ())),
-        py_callbacks=tuple(PyCallback.from_json(row) for row in doc.get("py_callbacks", ())),
+        profile=ProfileStats.from_rows(profile.doc["functions"]),
+        cold_profile=_cold(d.doc.get("cold_profile")),
+        rules=tuple(Rule.from_json(r) for r in d.items("rules")),
+        finding_rules=tuple(FindingRule.from_json(r) for r in d.items("finding_rules")),
+        notes=d.texts("notes"),
+        created=d.text("created", ""),
+        source=d.text("source", "profile"),
+        partial=d.flag("partial", False),
+        probes=probes_from_json(d.doc.get("probes")),
+        traces=tuple(TraceEvent.from_json(row) for row in d.items("traces")),
+        py_callbacks=tuple(PyCallback.from_json(row) for row in d.items("py_callbacks")),
     )
 
 
 def _cold(value: Any) -> ProfileStats | None:
     if value is None:
         return None
-    if not isinstance(value, dict) or not isinstance(value.get("functions"), list):
+    if type(value) is not dict or type(value.get("functions")) is not list:
         raise InputError("not a valid report (cold_profile.functions is missing)")
     return ProfileStats.from_rows(value["functions"])
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)

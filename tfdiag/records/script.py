@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from tfdiag.records.errors import InputError
+from tfdiag.records.fields import Obj
 from tfdiag.records.numbers import median
 from tfdiag.records.report import SCHEMA_VERSION, Environment, RunRecord
 
@@ -101,38 +101,41 @@ def script_from_json(
     doc: dict[str, Any], cls: type[S], report: Callable[[dict[str, Any]], RunRecord]
 ) -> S:
     """Rebuild a record (``cls``: ScriptRecord or a subclass); ``report`` rebuilds the
-    costly sites' nested profile reports."""
+    costly sites' nested profile reports.
+
+    Raises:
+        InputError: a part is missing, of the wrong type or out of range.
+    """
+    d = Obj(doc, "")
     sites = []
-    for s in doc["sites"]:
-        nested = s.get("report")
+    for i, raw in enumerate(d.items("sites")):
+        s = Obj(raw, f"sites[{i}]")
+        nested = s.doc.get("report")
         sites.append(
             CallSite(
-                file=str(s["file"]),
-                line=int(s["line"]),
-                method=str(s["method"]),
-                owner=str(s.get("owner", "")),
-                flavour=str(s.get("flavour", "unknown")),
-                code=str(s.get("code", "")),
-                calls=int(s["calls"]),
-                total_s=float(s["total_s"]),
-                errors=int(s.get("errors", 0)),
-                profiled_calls=int(s.get("profiled_calls", 0)),
-                call_s=tuple(float(t) for t in s.get("call_s", ())),
-                report=report(nested) if nested is not None else None,
+                file=s.text("file"),
+                line=s.count("line", hi=10**9),
+                method=s.text("method"),
+                owner=s.text("owner", ""),
+                flavour=s.text("flavour", "unknown"),
+                code=s.text("code", ""),
+                calls=s.count("calls"),
+                total_s=s.seconds("total_s"),
+                errors=s.count("errors", 0),
+                profiled_calls=s.count("profiled_calls", 0),
+                call_s=s.series("call_s"),
+                report=report(Obj(nested, s.at("report")).doc) if nested is not None else None,
             )
         )
-    wall = float(doc["wall_s"])
-    if wall < 0:
-        raise InputError("not a valid script result (wall_s < 0)")
     return cls(
-        script=str(doc["script"]),
-        argv=tuple(str(a) for a in doc.get("argv", ())),
-        wall_s=wall,
-        status=str(doc.get("status", "ok")),
+        script=d.text("script"),
+        argv=d.texts("argv"),
+        wall_s=d.seconds("wall_s"),
+        status=d.text("status", "ok"),
         sites=tuple(sites),
-        iterations=int(doc.get("iterations", 0)),
-        overhead_s=float(doc.get("overhead_s", 0.0)),
-        environment=Environment.from_json(doc.get("environment")),
-        notes=tuple(str(n) for n in doc.get("notes", ())),
-        created=str(doc.get("created", "")),
+        iterations=d.count("iterations", 0, hi=10**9),
+        overhead_s=d.seconds("overhead_s", 0.0),
+        environment=Environment.from_json(d.doc.get("environment")),
+        notes=d.texts("notes"),
+        created=d.text("created", ""),
     )

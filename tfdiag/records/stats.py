@@ -9,12 +9,18 @@ to the marshal dict that ``pstats.Stats`` and snakeviz read.
 from __future__ import annotations
 
 import marshal
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import MAX_COUNT, MAX_SECONDS, MAX_TEXT
+
+#: A source line, or an index into the table.
+MAX_LINE = 10**9
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: Largest .prof we agree to unmarshal. marshal is not safe against hostile input;
 #: the size cap and the shape check below are the guard (see docs/security.md).
@@ -136,7 +142,8 @@ class ProfileStats:
         """Build from the dict ``pstats.Stats.stats`` / a marshal dump holds.
 
         Raises:
-            InputError: when ``raw`` is not shaped like pstats data.
+            InputError: when ``raw`` is not shaped like pstats data, or a count or time in
+                it is not a finite number in range.
         """
         if not isinstance(raw, Mapping) or not raw:
             raise InputError("not pstats data (expected a non-empty function table)")
@@ -144,28 +151,50 @@ class ProfileStats:
         functions = []
         try:
             for key, value in raw.items():
+                if type(key) is not tuple or len(key) != 3:
+                    raise InputError("not pstats data (a key is not (file, line, name))")
                 file, line, name = key
                 if type(file) is not str or type(line) is not int or type(name) is not str:
                     raise InputError("not pstats data (a key is not (file, line, name))")
+                if type(value) is not tuple or len(value) != 5 or type(value[4]) is not dict:
+                    raise InputError("not pstats data (an entry is not (cc, nc, tt, ct, callers))")
                 cc, nc, tt, ct, callers = value
+                where = f"the entry of {name[:80]!r}"
                 edges = []
                 for ckey, cval in callers.items():
                     if type(cval) is int:  # the old `profile` module stores counts only
                         e_nc = e_cc = cval
                         e_tt = e_ct = 0.0
-                    else:
+                    elif type(cval) is tuple and len(cval) == 4:
                         e_nc, e_cc, e_tt, e_ct = cval
+                    else:
+                        raise InputError(
+                            f"not pstats data ({where} has a caller of the wrong shape)"
+                        )
                     caller = index.get(ckey)
                     if caller is not None:
                         edges.append(
-                            CallerEdge(caller, int(e_nc), int(e_cc), float(e_tt), float(e_ct))
+                            CallerEdge(
+                                caller,
+                                _count(e_nc, where),
+                                _count(e_cc, where),
+                                _time(e_tt, where),
+                                _time(e_ct, where),
+                            )
                         )
                 functions.append(
                     FunctionStat(
-                        file, line, name, int(nc), int(cc), float(tt), float(ct), tuple(edges)
+                        _name(file, where),
+                        _line(line, where),
+                        _name(name, where),
+                        _count(nc, where),
+                        _count(cc, where),
+                        _time(tt, where),
+                        _time(ct, where),
+                        tuple(edges),
                     )
                 )
-        except (TypeError, ValueError, AttributeError) as exc:
+        except TypeError as exc:  # an unhashable caller key
             raise InputError(f"not pstats data (an entry has the wrong shape: {exc})") from None
         return cls(tuple(functions))
 
@@ -212,28 +241,67 @@ class ProfileStats:
 
     @classmethod
     def from_rows(cls, rows: Iterable[Any]) -> ProfileStats:
+        """Read back :meth:`to_rows`, every value checked for its type and range.
+
+        Raises:
+            InputError: a row of the wrong shape, or a value out of range.
+        """
         functions = []
-        try:
-            for row in rows:
-                file, line, name, calls, pcalls, self_s, cum_s, edges = row
-                functions.append(
-                    FunctionStat(
-                        str(file),
-                        int(line),
-                        str(name),
-                        int(calls),
-                        int(pcalls),
-                        float(self_s),
-                        float(cum_s),
-                        tuple(
-                            CallerEdge(int(c), int(n), int(p), float(s), float(u))
-                            for c, n, p, s, u in edges
-                        ),
+        for i, row in enumerate(rows):
+            where = f"profile row {i}"
+            if type(row) is not list or len(row) != 8 or type(row[7]) is not list:
+                raise InputError(f"report's profile table has the wrong shape ({where})")
+            file, line, name, calls, pcalls, self_s, cum_s, edges = row
+            callers = []
+            for edge in edges:
+                if type(edge) is not list or len(edge) != 5:
+                    raise InputError(f"report's profile table has the wrong shape ({where})")
+                c, n, p, s, u = edge
+                callers.append(
+                    CallerEdge(
+                        _line(c, where), _count(n, where), _count(p, where), _time(s, where),
+                        _time(u, where),
                     )
+                )  # fmt: skip
+            functions.append(
+                FunctionStat(
+                    _name(file, where),
+                    _line(line, where),
+                    _name(name, where),
+                    _count(calls, where),
+                    _count(pcalls, where),
+                    _time(self_s, where),
+                    _time(cum_s, where),
+                    tuple(callers),
                 )
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"report's profile table has the wrong shape ({exc})") from None
+            )
         n = len(functions)
-        if any(e.caller < 0 or e.caller >= n for f in functions for e in f.callers):
+        if any(e.caller >= n for f in functions for e in f.callers):
             raise InputError("report's profile table has a caller index out of range")
         return cls(tuple(functions))
+
+
+def _count(value: Any, where: str) -> int:
+    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+        raise InputError(f"{where}: a call count must be a whole number from 0 to {MAX_COUNT:,}")
+    return value
+
+
+def _line(value: Any, where: str) -> int:
+    if type(value) is not int or not 0 <= value <= MAX_LINE:
+        raise InputError(f"{where}: a line or index must be a whole number from 0 to {MAX_LINE:,}")
+    return value
+
+
+def _time(value: Any, where: str) -> float:
+    if type(value) is int:
+        value = float(value) if abs(value) <= MAX_SECONDS else math.inf
+    if type(value) is not float or not -1.0 <= value <= MAX_SECONDS:
+        raise InputError(f"{where}: a time must be a number from 0 to {MAX_SECONDS:g} s")
+    return max(value, 0.0)  # a timer's rounding can leave a self time a hair below zero
+
+
+def _name(value: Any, where: str) -> str:
+    if type(value) is not str or len(value) > MAX_TEXT or _SURROGATE.search(value):
+        raise InputError(f"{where}: a file or function name must be text (at most {MAX_TEXT:,})")
+    return value

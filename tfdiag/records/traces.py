@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tfdiag.records.fields import count, items, text
+from tfdiag.records.fields import row as row_of
+
 #: Traces kept per run (a retracing loop would otherwise grow the report without bound).
 MAX_TRACES = 2000
 
@@ -49,13 +52,17 @@ class TraceEvent:
 
     @classmethod
     def from_json(cls, row: Any) -> TraceEvent:
-        call, function, file, line, name, params, *rest = row
+        r = row_of(row, "a trace", range(6, 8))
+        params = []
+        for pair in items(r[5], "a trace's params"):
+            k, v = row_of(pair, "a trace's params", range(2, 3))
+            params.append((text(k, "a trace's params"), text(v, "a trace's params")))
         return cls(
-            call=int(call),
-            function=str(function),
-            file=str(file),
-            line=int(line),
-            name=str(name),
-            params=tuple((str(k), str(v)) for k, v in params),
-            function_id=int(rest[0]) if rest else 0,
+            call=count(r[0], "a trace's call", hi=10**9),
+            function=text(r[1], "a trace's function"),
+            file=text(r[2], "a trace's file"),
+            line=count(r[3], "a trace's line", hi=10**9),
+            name=text(r[4], "a trace's name"),
+            params=tuple(params),
+            function_id=count(r[6], "a trace's function id", hi=2**64) if len(r) > 6 else 0,
         )

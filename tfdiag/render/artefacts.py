@@ -19,6 +19,7 @@ from tfdiag.records.files import Content
 from tfdiag.records.paths import library_prefix
 from tfdiag.records.probes import SamplingRecord
 from tfdiag.records.report import RunRecord, report_paths
+from tfdiag.render.safe import json_for_script
 
 #: TensorBoard finds a profile under ``<logdir>/plugins/profile/<run>/``.
 LOGDIR_SUFFIX = ".tfprofile"
@@ -54,10 +55,18 @@ def sampling_session(report: RunRecord) -> dict[str, Any] | None:
 
 
 def pyinstrument_html(report: RunRecord) -> str:
-    """pyinstrument's own HTML page of the sampled stacks."""
+    """pyinstrument's own HTML page of the sampled stacks, its data embedded as JSON that no
+    string in the report can break out of (a function named ``</script>...``)."""
     from pyinstrument.renderers import HTMLRenderer
+    from pyinstrument.renderers.html import JSONForHTMLRenderer
 
-    return str(HTMLRenderer().render(_session(report)))
+    session = _session(report)
+    page = str(HTMLRenderer().render(session))
+    data = str(JSONForHTMLRenderer().render(session))
+    embedded = f"const sessionData = {data};"
+    if page.count(embedded) != 1:
+        raise RuntimeError("pyinstrument's HTML page has changed shape: cannot embed it safely")
+    return page.replace(embedded, f"const sessionData = {json_for_script(data)};")
 
 
 def speedscope_json(report: RunRecord) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.text import Text
 
 from tfdiag.records.units import fmt_signed_percent
@@ -66,21 +65,26 @@ def render_bench(result: BenchRecord) -> RenderableType:
     blocks = f"{s.iterations} iterations" if s.iterations else "the seeds' 200/100/50 iterations"
     table = Fitted(
         layouts=(_columns(result, False), _columns(result, True)),
-        title="The seeds' grid — seconds per iteration (one batch of 32), median of "
-        f"{s.repeats} interleaved blocks of {blocks}",
-        caption="% = (1 − longer/shorter) × 100, the seeds' signed percent: GvE + when graph is "
-        "faster; tob vs fit (graph) + when train_on_batch is faster. "
-        "! = IQR above 10 % of the median. tob = train_on_batch.",
+        title=Text(
+            "The seeds' grid — seconds per iteration (one batch of 32), median of "
+            f"{s.repeats} interleaved blocks of {blocks}"
+        ),
+        caption=Text(
+            "% = (1 − longer/shorter) × 100, the seeds' signed percent: GvE + when graph is "
+            "faster; tob vs fit (graph) + when train_on_batch is faster. "
+            "! = IQR above 10 % of the median. tob = train_on_batch."
+        ),
     )
     parts: list[RenderableType] = [table]
     errors = [c for c in result.cells if c.error is not None]
     flavours = len({c.flavour for c in result.cells}) > 1
     for c in errors:
-        flavour = f"{escape(c.flavour)} · " if flavours else ""
+        flavour = f"{c.flavour} · " if flavours else ""
         parts.append(
-            Text.from_markup(
-                f"[red]error[/] {flavour}{escape(c.model)} model · {escape(c.data)} data · "
-                f"{escape(c.loop)} · {escape(c.input)} · {escape(c.mode)}: {escape(c.error or '')}"
+            Text.assemble(
+                ("error", "red"),
+                f" {flavour}{c.model} model · {c.data} data · {c.loop} · {c.input} · "
+                f"{c.mode}: {c.error or ''}",
             )
         )
     env = result.environment

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.markup import escape
 from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from tfdiag.records.units import fmt_pct0, fmt_ratio, fmt_s, fmt_signed_percent
+from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
     from tfdiag.records.compare import CompareRecord, MethodResult
@@ -61,8 +61,8 @@ class Fitted:
     """
 
     layouts: tuple[tuple[Col, ...], ...]
-    title: str
-    caption: str
+    title: Text
+    caption: Text
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         table = None
@@ -118,20 +118,32 @@ class Fitted:
 
 def _header(result: CompareRecord) -> Panel:
     env, s = result.environment, result.settings
-    lines = [f"[bold]model[/]    {escape(result.model)} ({escape(result.flavour)})"]
+    lines = [_line("model", f"{result.model} ({result.flavour})")]
     if result.data:
-        lines.append("[bold]data[/]     " + escape(" · ".join(f"{k}: {v}" for k, v in result.data)))
+        lines.append(_line("data", " · ".join(f"{k}: {v}" for k, v in result.data)))
     versions = [*env.stack(), *env.machine()]
-    lines.append(f"[bold]stack[/]    {escape(' · '.join(versions))}")
+    lines.append(_line("stack", " · ".join(versions)))
     lines.append(
-        f"[bold]measured[/] {s.warmup} warm-up call(s) per method, then {s.repeats} interleaved "
-        f"blocks of ≥ {fmt_s(s.min_block_s)}; median and IQR of the time per call"
+        _line(
+            "measured",
+            f"{s.warmup} warm-up call(s) per method, then {s.repeats} interleaved blocks of "
+            f"≥ {fmt_s(s.min_block_s)}; median and IQR of the time per call",
+        )
     )
     lines.append(
-        f"[bold]checked[/]  outputs against the baseline's (rtol {s.rtol:g}, atol {s.atol:g}); "
-        f"training loss must not rise > {fmt_pct0(s.loss_rise)}"
+        _line(
+            "checked",
+            f"outputs against the baseline's (rtol {s.rtol:g}, atol {s.atol:g}); training loss "
+            f"must not rise > {fmt_pct0(s.loss_rise)}",
+        )
     )
-    return Panel("\n".join(lines), title="tfdiag · compare", title_align="left", box=box.ROUNDED)
+    return Panel(
+        Text("\n").join(lines), title="tfdiag · compare", title_align="left", box=box.ROUNDED
+    )
+
+
+def _line(label: str, text: str) -> Text:
+    return labelled(label, text, width=9)
 
 
 def _status(result: CompareRecord, m: MethodResult) -> Text:
@@ -209,12 +221,16 @@ def _table(result: CompareRecord, kind: str) -> Fitted:
     training = kind == "training"
     return Fitted(
         layouts=(_method_columns(result, kind, False), _method_columns(result, kind, True)),
-        title=f"{_KIND_TITLES.get(kind, kind)} — time per call ({unit}, "
-        f"batch size {result.settings.batch_size})",
-        caption=f"vs {base_name} = its median / this median; seeds' % = (1 − longer/shorter) "
-        f"× 100, + when faster than {base_name}; ! = IQR above 10 % of the median; first = "
-        "the cold first call (tracing, building)"
-        + ("; loss on x, y before → after the method's calls" if training else ""),
+        title=Text(
+            f"{_KIND_TITLES.get(kind, kind)} — time per call ({unit}, "
+            f"batch size {result.settings.batch_size})"
+        ),
+        caption=Text(
+            f"vs {base_name} = its median / this median; seeds' % = (1 − longer/shorter) "
+            f"× 100, + when faster than {base_name}; ! = IQR above 10 % of the median; first = "
+            "the cold first call (tracing, building)"
+            + ("; loss on x, y before → after the method's calls" if training else "")
+        ),
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -17,6 +16,7 @@ from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.findings import finding_block
 from tfdiag.render.probes_console import render_probes
+from tfdiag.render.safe import labelled
 from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
 
 #: Culprit rows shown in the seeds' view.
@@ -27,34 +27,41 @@ _FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
 def _header(report: RunRecord) -> Panel:
     call, env, t = report.call, report.environment, report.timing
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
-    lines = [f"[bold]called[/]  {escape(call.label)}({escape(', '.join(args))})"]
+    lines = [labelled("called", f"{call.label}({', '.join(args)})")]
     versions = env.stack()
     flavour = _FLAVOURS.get(call.flavour, call.flavour)
     if versions or env.python:
         extra = [f"Python {env.python}"] if env.python else []
-        lines.append(f"[bold]stack[/]   {' · '.join(versions + extra + env.machine())}")
-    lines.append(f"[bold]flavour[/] {escape(flavour)}")
+        lines.append(labelled("stack", " · ".join(versions + extra + env.machine())))
+    lines.append(labelled("flavour", flavour))
     if t.profiled_calls == t.iterations + 1:
         profiled = f"{t.iterations} iterations + 1 cold call under cProfile"
     elif t.profiled_calls == t.iterations:
         profiled = f"{t.iterations} iterations under cProfile"
     else:  # a bare .prof read with --iterations
         profiled = f"{t.profiled_calls} calls in the profile, read as {t.iterations} iterations"
-    lines.append(f"[bold]profile[/] {profiled}")
+    lines.append(labelled("profile", profiled))
     if t.iteration_s:
         lo, hi = min(t.iteration_s), max(t.iteration_s)
         lines.append(
-            f"[bold]time[/]    {fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} "
-            f"with no profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})"
+            labelled(
+                "time",
+                f"{fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} with no "
+                f"profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})",
+            )
         )
         if len(t.iteration_s) > 1:
             binned = " (slowest per bar)" if len(t.iteration_s) > SPARK_WIDTH else ""
-            lines.append(f"[bold]trend[/]   {sparkline(t.iteration_s)}  in run order{binned}")
+            lines.append(labelled("trend", f"{sparkline(t.iteration_s)}  in run order{binned}"))
     if t.first_call_s is not None:
         slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
-        lines.append(f"[bold]first[/]   {fmt_s(t.first_call_s)} (cold call, under cProfile){slow}")
-    title = f"tfdiag · {escape(call.label)}" + (" · [red]partial[/]" if report.partial else "")
-    return Panel("\n".join(lines), title=title, title_align="left", box=box.ROUNDED)
+        lines.append(
+            labelled("first", f"{fmt_s(t.first_call_s)} (cold call, under cProfile){slow}")
+        )
+    title = Text.assemble("tfdiag · ", call.label)
+    if report.partial:
+        title.append_text(Text.assemble(" · ", ("partial", "red")))
+    return Panel(Text("\n").join(lines), title=title, title_align="left", box=box.ROUNDED)
 
 
 def _classes(report: RunRecord) -> Table:
@@ -146,7 +153,7 @@ def _culprits(report: RunRecord) -> Table:
     table.add_column("%", justify="right", no_wrap=True)
     for row in a.culprits[:TOP_CULPRITS]:
         table.add_row(
-            escape(row.name),
+            row.name,
             row.category.value,
             str(row.calls),
             row.classification.short(),

@@ -28,6 +28,7 @@ from tfdiag.render.compare_json import result_to_json
 from tfdiag.render.console import render_report
 from tfdiag.render.json import report_to_json
 from tfdiag.render.plot import timeline_png
+from tfdiag.render.safe import Plain
 from tfdiag.render.script_console import render_script
 from tfdiag.render.script_json import script_to_json
 
@@ -80,7 +81,9 @@ class Format:
 
 
 def view(result: Any) -> RenderableType:
-    return VIEWS[result.kind](result)
+    """The console view of ``result``; every string in it is shown as text (no markup, no
+    control characters: :class:`tfdiag.render.safe.Plain`)."""
+    return Plain(VIEWS[result.kind](result))
 
 
 def document(result: Any) -> dict[str, Any]:

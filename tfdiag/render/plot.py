@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tfdiag.analysis.timeline import analyze_timeline, timeline_series
 from tfdiag.records.errors import InputError
 from tfdiag.records.files import write_set
+from tfdiag.render.safe import clean
 
 if TYPE_CHECKING:
     from tfdiag.records.report import RunRecord
@@ -90,7 +91,9 @@ def timeline_png(report: RunRecord) -> bytes:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # iterations are whole numbers
     ax.set_xlabel("iteration")
     ax.set_ylabel("ms per iteration")
-    ax.set_title(f"tfdiag · {report.call.label}", loc="left", fontsize="medium")
+    # The label is data: no mathtext ($...$), no control characters.
+    title = clean(f"tfdiag · {report.call.label}")
+    ax.set_title(title, loc="left", fontsize="medium", parse_math=False)
     ax.set_ylim(bottom=0)  # keeps a top set by the warm-up clip
     ax.legend(fontsize="small", loc="upper right")
     fig.tight_layout()

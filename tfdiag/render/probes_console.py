@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -16,6 +15,7 @@ from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
 from tfdiag.records.probes import TfProfile
 from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
     from tfdiag.records.report import RunRecord
@@ -44,56 +44,81 @@ def _overhead(report: RunRecord) -> Text:
     return text
 
 
-def _op_lines(report: RunRecord, tf: TfProfile) -> list[str]:
+def _op_lines(report: RunRecord, tf: TfProfile) -> list[Text]:
     ops = op_figures(tf)
     if ops is None:
         return []
     lines = [
-        f"[bold]TF ops[/]     the model's ops {fmt_s(ops.compute_s)} per iteration of "
-        f"{fmt_s(ops.wall_s)} wall ({fmt_pct(ops.compute_share)}); outside them (Python, "
-        f"framework, waiting for input): {fmt_pct(ops.overhead_share)}",
+        _line(
+            "TF ops",
+            f"the model's ops {fmt_s(ops.compute_s)} per iteration of {fmt_s(ops.wall_s)} wall "
+            f"({fmt_pct(ops.compute_share)}); outside them (Python, framework, waiting for "
+            f"input): {fmt_pct(ops.overhead_share)}",
+        )
     ]
     if ops.input_s > 0:
         lines.append(
-            f"[bold]tf.data[/]    {fmt_s(ops.input_s)} per iteration of tf.data (input pipeline) "
-            "ops, on its own threads: not counted as the model's op time"
+            _line(
+                "tf.data",
+                f"{fmt_s(ops.input_s)} per iteration of tf.data (input pipeline) ops, on its own "
+                "threads: not counted as the model's op time",
+            )
         )
     if ops.device_s is None:
         lines.append(
-            f"[bold]device[/]     no device: every op ran on the host ({escape(tf.hardware)}); "
-            "no device op time, no host↔device copies"
+            _line(
+                "device",
+                f"no device: every op ran on the host ({tf.hardware}); no device op time, no "
+                "host↔device copies",
+            )
         )
     else:
         lines.append(
-            f"[bold]device[/]     device ops {fmt_s(ops.device_s)} · host ops "
-            f"{fmt_s(tf.host_op_s / tf.steps)} · host↔device copies {fmt_s(ops.copy_s)} "
-            f"per iteration (H→D {fmt_s((tf.h2d_s or 0) / tf.steps)}, "
-            f"D→H {fmt_s((tf.d2h_s or 0) / tf.steps)})"
+            _line(
+                "device",
+                f"device ops {fmt_s(ops.device_s)} · host ops {fmt_s(tf.host_op_s / tf.steps)} · "
+                f"host↔device copies {fmt_s(ops.copy_s)} per iteration "
+                f"(H→D {fmt_s((tf.h2d_s or 0) / tf.steps)}, "
+                f"D→H {fmt_s((tf.d2h_s or 0) / tf.steps)})",
+            )
         )
     if tf.step_ms:
         ms = [m / 1e3 for m in tf.step_ms]
         lines.append(
-            f"[bold]steps[/]      XProf: {len(ms)} steps, mean {fmt_s(sum(ms) / len(ms))}, "
-            f"min {fmt_s(min(ms))}, max {fmt_s(max(ms))}"
+            _line(
+                "steps",
+                f"XProf: {len(ms)} steps, mean {fmt_s(sum(ms) / len(ms))}, "
+                f"min {fmt_s(min(ms))}, max {fmt_s(max(ms))}",
+            )
         )
     if tf.verdict:
-        lines.append(f"[bold]XProf says[/] “{escape(tf.verdict)}”")
+        lines.append(_line("XProf says", f"“{tf.verdict}”"))
     check = retracing_check(report)
     if check is not None:
-        where = f" (`{escape(check.function)}`, {check.classification})" if check.function else ""
-        verdict = (
-            "they agree"
+        where = f" (`{check.function}`, {check.classification})" if check.function else ""
+        verdict: tuple[str | tuple[str, str], ...] = (
+            ("they agree",)
             if check.agree
-            else "[red]they disagree[/]: the trace counts every graph built during the traced "
-            "pass, the call counts come from the cProfile pass — retracing that depends on the "
-            "inputs or the iteration shows up as such a difference"
+            else (
+                ("they disagree", "red"),
+                ": the trace counts every graph built during the traced pass, the call counts "
+                "come from the cProfile pass — retracing that depends on the inputs or the "
+                "iteration shows up as such a difference",
+            )
         )
         lines.append(
-            f"[bold]retracing[/]  trace: {check.trace_per_step:.2g} tf.function graph builds per "
-            f"step; call counts: {check.calls_per_iteration:.2g} traces per iteration{where}; "
-            f"{verdict}"
+            _line(
+                "retracing",
+                f"trace: {check.trace_per_step:.2g} tf.function graph builds per step; call "
+                f"counts: {check.calls_per_iteration:.2g} traces per iteration{where}; ",
+                *verdict,
+            )
         )
     return lines
+
+
+def _line(label: str, *parts: str | tuple[str, str]) -> Text:
+    return labelled(label, *parts, width=11)
 
 
 def _top_ops(tf: TfProfile) -> Table:
@@ -110,8 +135,8 @@ def _top_ops(tf: TfProfile) -> Table:
         table.add_column(col, justify="left" if col == "where" else "right", no_wrap=True)
     for op in tf.top_ops[:TOP_OPS_SHOWN]:
         table.add_row(
-            escape(op.name),
-            escape(op.type),
+            op.name,
+            op.type,
             op.host_or_device.lower(),
             fmt_s(op.self_s / tf.steps),
             fmt_pct(op.self_s / tf.op_s if tf.op_s else 0.0),
@@ -163,7 +188,7 @@ def render_probes(report: RunRecord) -> RenderableType | None:
     if tf is not None:
         lines = _op_lines(report, tf)
         if lines:
-            parts.append(Text.from_markup("\n".join(lines)))
+            parts.append(Text("\n").join(lines))
         if tf.top_ops:
             parts.append(_top_ops(tf))
     sampled = _sampled(report)

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +14,7 @@ from rich.text import Text
 from tfdiag.advise import findings_of
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.findings import finding_block
+from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
     from tfdiag.records.script import CallSite, ScriptRecord
@@ -28,26 +28,31 @@ _BAR_WIDTH = 10
 
 def _header(result: ScriptRecord) -> Panel:
     args = " ".join(result.argv)
-    status = "[green]ok[/]" if result.ok else f"[red]{escape(result.status)}[/]"
+    status = ("ok", "green") if result.ok else (result.status, "red")
     keras = result.keras_s
     share = keras / result.wall_s if result.wall_s > 0 else 0.0
     lines = [
-        f"[bold]script[/]  {escape(result.script)}{' ' + escape(args) if args else ''}",
-        f"[bold]status[/]  {status}",
-        f"[bold]time[/]    {fmt_s(result.wall_s)} wall · Keras calls {fmt_s(keras)} "
-        f"({fmt_pct(share)}) at {len(result.sites)} call site(s) · the rest "
-        f"{fmt_s(max(result.wall_s - keras, 0.0))} (imports, data, your own Python); "
-        f"tfdiag's own bookkeeping ({fmt_s(result.overhead_s)}) is left out",
+        labelled("script", result.script + (" " + args if args else "")),
+        labelled("status", status),
+        labelled(
+            "time",
+            f"{fmt_s(result.wall_s)} wall · Keras calls {fmt_s(keras)} ({fmt_pct(share)}) at "
+            f"{len(result.sites)} call site(s) · the rest "
+            f"{fmt_s(max(result.wall_s - keras, 0.0))} (imports, data, your own Python); "
+            f"tfdiag's own bookkeeping ({fmt_s(result.overhead_s)}) is left out",
+        ),
     ]
     if result.iterations:
         lines.append(
-            f"[bold]profile[/] first call + {result.iterations} more of each site under cProfile"
+            labelled(
+                "profile", f"first call + {result.iterations} more of each site under cProfile"
+            )
         )
     else:
-        lines.append("[bold]profile[/] none (timing only)")
+        lines.append(labelled("profile", "none (timing only)"))
     return Panel(
-        "\n".join(lines),
-        title=f"tfdiag run · {escape(result.script)}",
+        Text("\n").join(lines),
+        title=Text.assemble("tfdiag run · ", result.script),
         title_align="left",
         box=box.ROUNDED,
     )
@@ -77,8 +82,8 @@ def _sites(result: ScriptRecord) -> RenderableType:
         share = result.share(site)
         errors = f" ({site.errors} raised)" if site.errors else ""
         table.add_row(
-            escape(site.location),
-            escape(site.label),
+            site.location,
+            site.label,
             f"{site.calls}{errors}",
             fmt_s(site.total_s),
             fmt_s(site.per_call_s),

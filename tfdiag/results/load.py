@@ -5,7 +5,6 @@ parsed once; the JSON's ``kind`` picks the result class.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,9 @@ from tfdiag.records.bench import bench_from_json
 from tfdiag.records.catalog import default_catalog
 from tfdiag.records.compare import compare_from_json
 from tfdiag.records.errors import InputError
+from tfdiag.records.files import settle_crashed_save
 from tfdiag.records.paths import normalize_path
+from tfdiag.records.reading import MAX_JSON_BYTES, parse_json, read_regular
 from tfdiag.records.report import SCHEMA_VERSION, CallInfo, Environment, Timing
 from tfdiag.records.report_json import run_record_from_json
 from tfdiag.records.script import script_from_json
@@ -93,6 +94,7 @@ def _load(path: str | os.PathLike[str], *, iterations: int | None, profile_only:
     p = Path(path)
     if iterations is not None and iterations < 1:
         raise InputError(f"iterations must be at least 1, got {iterations}")
+    settle_crashed_save(p)  # a save of this report that died mid-way: finish or undo it
     data = _read(p)
     if p.name.endswith(".json") or _looks_like_json(data):
         try:
@@ -121,19 +123,13 @@ def _load(path: str | os.PathLike[str], *, iterations: int | None, profile_only:
 
 
 def _read(p: Path) -> bytes:
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
-    if p.is_dir():
-        raise InputError(f"{p}: is a folder, not a report or .prof file")
-    try:
-        size = p.stat().st_size
-        if size > MAX_PROF_BYTES:
-            raise InputError(f"{p}: larger than {MAX_PROF_BYTES // 2**20} MiB")
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    """The file's bytes: a regular file only, at most the size a result of its kind can have."""
+    cap = MAX_JSON_BYTES if p.name.endswith(".json") else MAX_PROF_BYTES
+    data = read_regular(p, "a report or .prof file", cap)
     if not data.strip():
         raise InputError(f"{p}: empty file")
+    if len(data) > MAX_JSON_BYTES and data.lstrip()[:1] == b"{":
+        raise InputError(f"{p}: larger than {MAX_JSON_BYTES // 2**20} MiB")
     return data
 
 
@@ -158,7 +154,7 @@ def _looks_like_json(data: bytes) -> bool:
 
 def _from_json_bytes(p: Path, data: bytes, *, profile_only: bool) -> Result:
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = parse_json(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InputError(f"{p}: not a valid report (corrupt JSON: {exc})") from None
     if not isinstance(doc, dict) or "schema_version" not in doc:
@@ -178,6 +174,18 @@ def _from_json_bytes(p: Path, data: bytes, *, profile_only: bool) -> Result:
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         what = "report" if kind == "profile" else f"{kind} result"
         raise InputError(f"{p}: not a valid {what} (wrong shape: {exc!r})") from None
+
+
+def saved_files(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What a saved report records of the files saved with it (its ``files`` entry):
+    companion name → size and hash (:mod:`tfdiag.records.manifest`); ``{}`` if none."""
+    p = Path(path)
+    try:
+        doc = parse_json(_read(p))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    files = doc.get("files") if isinstance(doc, dict) else None
+    return files if isinstance(files, dict) else {}
 
 
 def report_from_stats(

@@ -82,14 +82,15 @@ class Report(RunRecord, Result):
         return self._write(path, overwrite=overwrite)
 
     def _default_files(self, path: Path) -> dict[Path, Content]:
+        from tfdiag.records.manifest import describe
         from tfdiag.render.artefacts import artefact_files
         from tfdiag.render.formats import document
 
         json_path, prof_path = report_paths(path)
-        text = json.dumps(document(self), separators=(",", ":"), allow_nan=False)
-        files: dict[Path, Content] = {
-            json_path: text.encode("utf-8"),
-            prof_path: self.profile.to_prof_bytes(),
-        }
-        files.update(artefact_files(self, json_path))
-        return files
+        companions: dict[Path, Content] = {prof_path: self.profile.to_prof_bytes()}
+        companions.update(artefact_files(self, json_path))
+        doc = document(self)
+        # The JSON is switched last; it names the companions saved with it (size, hash).
+        doc["files"] = {p.name: describe(data) for p, data in companions.items()}
+        text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+        return {json_path: text.encode("utf-8"), **companions}

@@ -24,6 +24,7 @@ from typing import Any
 from tfdiag.capture.runner import MAX_ITERATIONS
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
+from tfdiag.records.reading import check_regular
 from tfdiag.results.script import ScriptResult
 from tfdiag.script.recorder import Recorder
 
@@ -100,8 +101,9 @@ def run_script(
             is installed.
     """
     script = Path(path)
-    if not script.is_file():
+    if not script.exists():
         raise InputError(f"{script}: no such script")
+    check_regular(script, "a script")
     if isinstance(iterations, bool) or not isinstance(iterations, int):
         raise InputError(f"iterations must be an integer, got {iterations!r}")
     if not 0 <= iterations <= MAX_ITERATIONS:

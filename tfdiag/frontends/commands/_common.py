@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.text import clean
 
 
 def int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -28,8 +29,24 @@ def int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], in
     return parse
 
 
-positive_int = int_at_least(1)
 port = int_at_least(1, 65535)
+#: Every count option has a ceiling: a typo of a few zeros is refused, not run for days.
+iterations = int_at_least(1, 1_000_000)
+repeats = int_at_least(1, 1000)
+warmup = int_at_least(1, 1000)
+width = int_at_least(20, 1000)
+
+
+def given(option: str) -> Callable[[str], str]:
+    """An argparse ``type`` refusing an empty value (``--save ""`` is a mistake, not "no
+    file", and ``--methods ""`` is not "every method")."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"an empty value for {option}: give one")
+        return text
+
+    return parse
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
@@ -43,7 +60,7 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
         "format of the result (pstats, png, csv, ...: see docs/cli.md); binary formats must "
         "be redirected to a file",
     )
-    p.add_argument("--width", type=positive_int, help="console width for text output")
+    p.add_argument("--width", type=width, help="console width for text output (20 to 1000)")
 
 
 def print_json(doc: Any) -> None:
@@ -66,5 +83,5 @@ def print_report(result: Any, fmt: str, width: int | None) -> None:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(data)
+    else:  # CSV or JSON: data kept as it is, but never a terminal escape on a terminal
+        sys.stdout.write(clean(data) if sys.stdout.isatty() else data)

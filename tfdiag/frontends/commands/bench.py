@@ -7,7 +7,14 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from tfdiag.frontends.commands._common import add_output_options, positive_int, print_report
+from tfdiag.frontends.commands._common import (
+    add_output_options,
+    given,
+    int_at_least,
+    print_report,
+    repeats,
+    warmup,
+)
 from tfdiag.records.errors import InputError
 
 
@@ -24,17 +31,25 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--quick", action="store_true", help="small model, small data, 5 iterations")
-    p.add_argument("--models", help="comma-separated: small,medium,large")
-    p.add_argument("--data", help="comma-separated: small,medium,large (length 140/1400/14000)")
-    p.add_argument("--flavours", help="comma-separated: keras3,tf_keras (default keras3)")
+    p.add_argument("--models", type=given("--models"), help="comma-separated: small,medium,large")
+    p.add_argument(
+        "--data",
+        type=given("--data"),
+        help="comma-separated: small,medium,large (length 140/1400/14000)",
+    )
+    p.add_argument(
+        "--flavours",
+        type=given("--flavours"),
+        help="comma-separated: keras3,tf_keras (default keras3)",
+    )
     p.add_argument(
         "--iterations",
-        type=positive_int,
+        type=int_at_least(1, 100_000),
         help="iterations per timed block (default: the seeds' 200/100/50 by model size)",
     )
-    p.add_argument("--repeats", type=positive_int, help="timed blocks per cell (default 5)")
-    p.add_argument("--warmup", type=positive_int, help="untimed iterations per cell (default 1)")
-    p.add_argument("--out", help="write <stem>.json and <stem>.csv")
+    p.add_argument("--repeats", type=repeats, help="timed blocks per cell (default 5)")
+    p.add_argument("--warmup", type=warmup, help="untimed iterations per cell (default 1)")
+    p.add_argument("--out", type=given("--out"), help="write <stem>.json and <stem>.csv")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     add_output_options(p)
     p.set_defaults(func=run)

@@ -7,7 +7,14 @@ import importlib.util
 import sys
 from typing import Any
 
-from tfdiag.frontends.commands._common import add_output_options, positive_int, print_report
+from tfdiag.frontends.commands._common import (
+    add_output_options,
+    given,
+    int_at_least,
+    print_report,
+    repeats,
+    warmup,
+)
 from tfdiag.records.errors import InputError
 from tfdiag.records.files import check_targets
 
@@ -25,28 +32,47 @@ def register(sub: Any) -> None:
         "  python -m tfdiag compare --list-methods",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", help="a model file keras.models.load_model reads (.keras, .h5)")
-    p.add_argument("--x", help="the input, one array saved with numpy.save (.npy)")
-    p.add_argument("--y", help="targets (.npy); training methods are compared too")
+    p.add_argument(
+        "--model",
+        type=given("--model"),
+        help="a model file keras.models.load_model reads (.keras, .h5)",
+    )
+    p.add_argument(
+        "--x", type=given("--x"), help="the input, one array saved with numpy.save (.npy)"
+    )
+    p.add_argument(
+        "--y", type=given("--y"), help="targets (.npy); training methods are compared too"
+    )
     p.add_argument(
         "--factory",
+        type=given("--factory"),
         help="path.py:function returning (model, x, y); called per Keras flavour when it "
         "takes a `flavour` argument",
     )
     p.add_argument(
         "--flavours",
+        type=given("--flavours"),
         help="with --factory: comma-separated keras3,tf_keras (default: both when tf_keras "
         "is installed and the factory takes `flavour`)",
     )
-    p.add_argument("--methods", help="comma-separated method names (see --list-methods)")
     p.add_argument(
-        "--baseline", action="append", help="the method you call today (default predict / fit)"
+        "--methods",
+        type=given("--methods"),
+        help="comma-separated method names (see --list-methods)",
     )
-    p.add_argument("--repeats", type=positive_int, default=10, help="timed blocks per method")
-    p.add_argument("--warmup", type=positive_int, default=2, help="untimed calls per method")
-    p.add_argument("--batch-size", type=positive_int, default=32)
+    p.add_argument(
+        "--baseline",
+        action="append",
+        type=given("--baseline"),
+        help="the method you call today (default predict / fit)",
+    )
+    p.add_argument("--repeats", type=repeats, default=10, help="timed blocks per method")
+    p.add_argument("--warmup", type=warmup, default=2, help="untimed calls per method")
+    p.add_argument("--batch-size", type=int_at_least(1, 1_000_000), default=32)
     p.add_argument("--list-methods", action="store_true", help="print the method table and exit")
-    p.add_argument("--save", help="also save the result here (<stem>.tfdiag.json)")
+    p.add_argument(
+        "--save", type=given("--save"), help="also save the result here (<stem>.tfdiag.json)"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing saved result")
     add_output_options(p)
     p.set_defaults(func=run)
@@ -115,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.save:
         check_targets(report_paths(args.save)[:1], overwrite=args.force)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+    methods = None
+    if args.methods is not None:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        if not methods:
+            raise InputError("an empty value for --methods: name at least one (--list-methods)")
     model, x, y, twins = _subjects(args)
     with progress_bar("compare") as on_step:
         result = compare(

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from tfdiag.frontends.commands._common import add_output_options, positive_int, print_report
+from tfdiag.frontends.commands._common import add_output_options, given, iterations, print_report
 
 
 def register(sub: Any) -> None:
@@ -16,8 +16,8 @@ def register(sub: Any) -> None:
         epilog="example: python -m tfdiag demo --flavour tf_keras --save demo.tfdiag.json",
     )
     p.add_argument("--flavour", choices=("keras3", "tf_keras"), default="keras3")
-    p.add_argument("--iterations", type=positive_int, default=20)
-    p.add_argument("--save", help="also save the report (and its .prof) here")
+    p.add_argument("--iterations", type=iterations, default=20)
+    p.add_argument("--save", type=given("--save"), help="also save the report (and its .prof) here")
     p.add_argument("--force", action="store_true", help="replace an existing saved report")
     p.add_argument("--sampling", action="store_true", help="also run the sampling probe")
     p.add_argument("--tf-profiler", action="store_true", help="also run the TF profiler probe")

@@ -7,7 +7,12 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from tfdiag.frontends.commands._common import add_output_options, positive_int, print_report
+from tfdiag.frontends.commands._common import (
+    add_output_options,
+    given,
+    int_at_least,
+    print_report,
+)
 from tfdiag.records.errors import InputError
 
 
@@ -25,13 +30,24 @@ def register(sub: Any) -> None:
     p.add_argument("path", help="a .tfdiag.json report or a pstats .prof file")
     p.add_argument(
         "--iterations",
-        type=positive_int,
+        type=int_at_least(1, 10**9),
         help="iterations in a bare .prof (inferred from Keras step calls if omitted)",
     )
-    p.add_argument("--rules", help="a JSON file of extra culprit rules (docs/catalog.md)")
-    p.add_argument("--findings", help="a JSON file of your own findings (docs/catalog.md)")
     p.add_argument(
-        "--plot", metavar="PNG", help="also write a plot of the iteration times (needs [plot])"
+        "--rules",
+        type=given("--rules"),
+        help="a JSON file of extra culprit rules (docs/catalog.md)",
+    )
+    p.add_argument(
+        "--findings",
+        type=given("--findings"),
+        help="a JSON file of your own findings (docs/catalog.md)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        type=given("--plot"),
+        help="also write a plot of the iteration times (needs [plot])",
     )
     p.add_argument("--force", action="store_true", help="replace an existing --plot file")
     add_output_options(p)

@@ -7,7 +7,7 @@ import contextlib
 import sys
 from typing import Any
 
-from tfdiag.frontends.commands._common import add_output_options, int_at_least, print_report
+from tfdiag.frontends.commands._common import add_output_options, given, int_at_least, print_report
 
 
 def register(sub: Any) -> None:
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--iterations",
-        type=int_at_least(0),
+        type=int_at_least(0, 1_000_000),
         default=10,
         help="profile each site's first call and this many more (0: time only; default 10)",
     )
@@ -39,7 +39,11 @@ def register(sub: Any) -> None:
         help="don't trace each costly site's next calls with the TF profiler (which sees "
         "tf.data's threads and the step waiting for input)",
     )
-    p.add_argument("--out", help="also save the result as JSON here (tfdiag explain reads it)")
+    p.add_argument(
+        "--out",
+        type=given("--out"),
+        help="also save the result as JSON here (tfdiag explain reads it)",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     add_output_options(p)
     p.add_argument("script", help="the Python script to run")

@@ -1,17 +1,16 @@
-"""``tfdiag snakeviz``: the run's flame graph in snakeviz, bound to 127.0.0.1 only."""
+"""``tfdiag snakeviz``: the run's flame graph in snakeviz's page, served by tfdiag itself on
+127.0.0.1 (:mod:`tfdiag.frontends.snakeviz_server`)."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from tfdiag.frontends.commands._common import port
+
+#: The port when none is given; a busy one moves up (and says so), a given one never does.
+DEFAULT_PORT = 8080
 
 
 def register(sub: Any) -> None:
@@ -21,53 +20,26 @@ def register(sub: Any) -> None:
         epilog="example: python -m tfdiag snakeviz predict.tfdiag.json --no-browser",
     )
     p.add_argument("path", help="a .tfdiag.json report or a .prof file")
-    p.add_argument("--port", type=port, default=8080)
+    p.add_argument(
+        "--port", type=port, help=f"default {DEFAULT_PORT} (the next free one if it is busy)"
+    )
     p.add_argument("--no-browser", action="store_true", help="serve only; print the address")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfdiag.records.report import report_paths
+    from tfdiag.frontends.snakeviz_server import serve
     from tfdiag.results.load import load_report
 
     path = Path(args.path)
-    # Load first: checks size and shape. A bare .prof needs no iteration count here.
+    # A report's own profile, or a .prof checked for size and shape: held in memory, never
+    # handed to snakeviz as a path. A bare .prof needs no iteration count here.
     report = load_report(path, iterations=None if path.name.endswith(".json") else 1)
-    temp: Path | None = None
-    if path.name.endswith(".json"):
-        prof = report_paths(path)[1]
-        if not prof.exists():
-            fd, tmp = tempfile.mkstemp(prefix=f"{prof.stem}.", suffix=".prof")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(report.profile.to_prof_bytes())
-            prof = temp = Path(tmp)
-    else:
-        prof = path
-    cmd = [sys.executable, "-m", "snakeviz", "-H", "127.0.0.1", "-p", str(args.port)]
-    if args.no_browser:
-        cmd.append("-s")
-    cmd.append(str(prof))
-    print(f"snakeviz for {prof}, bound to 127.0.0.1 only (Ctrl-C stops it)", flush=True)
-    try:
-        return serve(cmd)
-    finally:
-        if temp is not None:
-            temp.unlink(missing_ok=True)
-
-
-def serve(cmd: list[str]) -> int:
-    """Run a server in a child process; SIGTERM or Ctrl-C here stops the child too."""
-    child = subprocess.Popen(cmd)
-
-    def stop(signum: int, frame: object) -> None:
-        child.terminate()
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        return child.wait()
-    except KeyboardInterrupt:
-        child.terminate()
-        child.wait()
-        return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return serve(
+        report.profile,
+        path.name,
+        port=DEFAULT_PORT if args.port is None else args.port,
+        move=args.port is None,
+        browser=not args.no_browser,
+        say=lambda line: print(line, flush=True),
+    )

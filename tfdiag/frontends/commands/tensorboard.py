@@ -1,14 +1,29 @@
-"""``tfdiag tensorboard``: the run's TF profiler trace in TensorBoard, bound to 127.0.0.1 only."""
+"""``tfdiag tensorboard``: the run's TF profiler trace in TensorBoard, bound to 127.0.0.1 only.
+
+TensorBoard runs in this process (it ends with tfdiag), reads only the report's logdir,
+and answers only requests whose ``Host`` is 127.0.0.1 or localhost; the profile plugin's
+capture endpoint (which would make the server connect to an address given in the URL) is
+refused: this command views a saved trace, it captures nothing.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tfdiag.frontends.commands._common import port
 from tfdiag.records.errors import InputError
+
+#: The largest logdir tfdiag hands to TensorBoard.
+MAX_LOGDIR_BYTES = 4 * 2**30
+#: Paths TensorBoard serves that this command refuses: capturing a new profile.
+REFUSED_SUFFIXES = ("/capture_profile",)
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def register(sub: Any) -> None:
@@ -23,17 +38,57 @@ def register(sub: Any) -> None:
 
 
 def logdir_for(path: Path) -> Path:
-    """The saved logdir beside the report, checked before TensorBoard starts."""
+    """The saved logdir beside the report, checked before TensorBoard starts: plain files
+    only (no FIFO, device or link that would hang or flood its reader), and the very
+    trace saved with this report when the report recorded one."""
     from tfdiag.render.artefacts import artefact_paths
-    from tfdiag.results.load import load_report
+    from tfdiag.results.load import load_report, saved_files
 
     report = load_report(path)  # checks size and shape first; run() took only a .json
     logdir = artefact_paths(path).logdir
-    if not any(logdir.glob("plugins/profile/*/*.xplane.pb")):
-        traced = report.probes is not None and report.probes.tf_profile is not None
+    traced = report.probes is not None and report.probes.tf_profile is not None
+    if not logdir.is_dir() or logdir.is_symlink():
         why = "it is missing" if traced else "the run was profiled without tf_profiler=True"
         raise InputError(f"{path}: no TF profiler trace at {logdir} ({why})")
+    _check_plain_files(logdir)
+    if not any(logdir.glob("plugins/profile/*/*.xplane.pb")):
+        why = "it is missing" if traced else "the run was profiled without tf_profiler=True"
+        raise InputError(f"{path}: no TF profiler trace at {logdir} ({why})")
+    from tfdiag.records.manifest import matches
+
+    if not matches(saved_files(path).get(logdir.name), logdir, max_bytes=MAX_LOGDIR_BYTES):
+        raise InputError(
+            f"{logdir}: not the trace saved with {path.name} (replaced since, or the save was "
+            "cut short); save the report again"
+        )
     return logdir
+
+
+def _check_plain_files(logdir: Path) -> None:
+    total = 0
+    for root, dirs, files in os.walk(logdir):
+        for name in (*dirs, *files):
+            p = Path(root, name)
+            if p.is_symlink() or (name in files and not p.is_file()):
+                raise InputError(f"{p}: not a regular file; a logdir holds plain files only")
+            if name in files:
+                total += p.stat().st_size
+        if total > MAX_LOGDIR_BYTES:
+            raise InputError(f"{logdir}: larger than {MAX_LOGDIR_BYTES // 2**30} GiB")
+
+
+def host_checked(app: WsgiApp) -> WsgiApp:
+    """The WSGI app, answering 403 to another ``Host`` (DNS rebinding) or a capture."""
+    from tfdiag.frontends.snakeviz_server import host_allowed
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", ""))
+        if not host_allowed(str(environ.get("HTTP_HOST", ""))) or path.endswith(REFUSED_SUFFIXES):
+            start_response("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8")])
+            return [b"403 Forbidden\n"]
+        return app(environ, start_response)
+
+    return guarded
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +100,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("TensorBoard is not installed: pip install tensorboard")
     from tensorboard import program
 
-    tb = program.TensorBoard()
+    def server(app: WsgiApp, flags: Any) -> Any:
+        try:
+            return program.create_port_scanning_werkzeug_server(host_checked(app), flags)
+        except program.TensorBoardServerException as exc:
+            raise InputError(f"port {flags.port} on 127.0.0.1: {exc.msg}") from None
+
+    tb = program.TensorBoard(server_class=server)
     tb.configure(
         argv=[None, "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(args.port)]
     )
@@ -55,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        failed = tb.main()  # -1 after TensorBoard's own "ERROR: ..." line (a port in use)
+        failed = tb.main()
     except KeyboardInterrupt:
         return 0
     return 2 if failed else 0

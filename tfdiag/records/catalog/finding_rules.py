@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 from tfdiag.records.catalog.rule import read_json_list
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import text
 
 _TEXT = ("id", "title", "path", "function", "fix")
 
@@ -42,6 +43,7 @@ class FindingRule:
         for key in _TEXT:
             if not isinstance(getattr(self, key), str) or not getattr(self, key):
                 raise InputError(f"a finding rule's {key!r} must be a non-empty string")
+            text(getattr(self, key), f"a finding rule's {key!r}")
         share = self.min_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
             raise InputError(f"a finding rule's 'min_share' must be in (0, 1], got {share!r}")

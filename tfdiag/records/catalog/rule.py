@@ -10,16 +10,18 @@ text lives in one place.
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
+from pathlib import Path
 from typing import TypeVar
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.fields import text
 from tfdiag.records.paths import normalize_path
+from tfdiag.records.reading import MAX_RULES_BYTES, parse_json, read_regular
 from tfdiag.records.stats import builtin_name
 
 
@@ -94,6 +96,10 @@ class Rule:
         for key in ("path", "function", "why"):
             if key in data and not isinstance(data[key], str):
                 raise InputError(f"a rule's {key!r} must be a string, got {data[key]!r}")
+            if key in data:
+                text(data[key], f"a rule's {key!r}")
+        if "category" in data and not isinstance(data["category"], str):
+            raise InputError(f"a rule's 'category' must be a string, got {data['category']!r}")
         for key in ("weak", "entry", "claims"):
             if key in data and not isinstance(data[key], bool):
                 raise InputError(f"a rule's {key!r} must be true or false, got {data[key]!r}")
@@ -178,12 +184,10 @@ def read_json_list(
 ) -> list[T]:
     """A JSON file holding a list, each item parsed by ``parse``; one InputError line on
     anything else."""
+    raw = read_regular(Path(path), f"a {what} file", MAX_RULES_BYTES)
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such {what} file") from None
-    except (OSError, ValueError, RecursionError) as exc:
+        data = parse_json(raw)
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"{path}: not a JSON {what} file ({exc})") from None
     if not isinstance(data, list):
         raise InputError(f"{path}: a {what} file holds a JSON list of {what}")
