@@ -909,8 +909,8 @@ def test_compute_bound_alone_says_python_side_changes_wont_help() -> None:
     lead = _lead(report, "compute-bound")
     assert lead.impact == pytest.approx(0.9, abs=0.01)
     assert lead.evidence == (
-        "TF profiler: the model's ops take 9.0 ms of 10.0 ms per iteration (90 % of wall "
-        "time); waiting for input 5 %; tf.data ops and Python ops not counted",
+        "TF profiler: the model's ops take 9.0 ms of 10.0 ms per traced iteration (90 %); "
+        "waiting for input 5 %; tf.data ops and Python ops not counted",
     )
     assert "Python-side changes won't help" in lead.fix
 
@@ -931,6 +931,25 @@ def test_compute_bound_does_not_say_wont_help_beside_a_minor_steady_finding() ->
     report = _graph_step(tf, extra=(convert,))  # ~12 % converting the input
     assert "conversion-overhead" in _ids(report)
     assert all("won't help" not in f.fix for f in report.findings)
+
+
+def test_compute_bound_is_not_denied_by_a_traced_step_the_profiler_slowed() -> None:
+    # The traced step took 20 ms (profiler and a busy machine), its ops 9 ms: 45 % of it.
+    # The iterations no tracer slowed take 10 ms: the ops are 90 % of the program's step.
+    tf = tf_record(wall_s=0.02, op_s=0.009, input_wait_s=0.0005)
+    report = _graph_step(tf)
+    assert report.timing.median_s == pytest.approx(0.01)
+    lead = _lead(report, "compute-bound")
+    assert lead.impact == pytest.approx(0.9, abs=0.01)
+    assert "of 10.0 ms per unprofiled iteration (median) (90 %)" in lead.evidence[0]
+
+
+def test_compute_bound_share_is_of_the_traced_step_when_the_plain_ones_are_slower() -> None:
+    # Plain iterations slower than the traced one (noise): the traced wall is the basis.
+    tf = tf_record(wall_s=0.008, op_s=0.0044, input_wait_s=0.0)
+    lead = _lead(_graph_step(tf), "compute-bound")  # 55 % of 8 ms, not 44 % of 10 ms
+    assert lead.impact == pytest.approx(0.55, abs=0.01)
+    assert "of 8.0 ms per traced iteration" in lead.evidence[0]
 
 
 @pytest.mark.parametrize(

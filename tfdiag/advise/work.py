@@ -102,19 +102,26 @@ def _owner(record: RunRecord, analysis: Analysis, i: int) -> tuple[str, str] | N
 def compute_bound(ctx: Context) -> Detection | None:
     """The model's own ops take most of the time. Only the TF profiler can say so: without
     it, time inside a graph call may be waiting (for input, for Python ops, for another
-    replica) as much as computing."""
+    replica) as much as computing.
+
+    The share is of the traced step's wall time, or of the median iteration no tracer slowed
+    when that is shorter: the profiler's own cost (and a traced step slowed by a busy
+    machine) lengthens the wall around the ops, and one such step must not decide it."""
     figures = tf_figures(ctx.record)
     if figures is None or figures.wall_s <= 0:
         return None
-    share = figures.compute_share
-    if share < ctx.threshold("min_share") or figures.input_wait_share >= ctx.threshold(
-        "max_input_wait"
-    ):
+    wall, basis = figures.wall_s, "per traced iteration"
+    median = ctx.record.timing.median_s
+    if median and 0 < median < wall:
+        wall, basis = median, "per unprofiled iteration (median)"
+    share = min(figures.compute_s / wall, 1.0)
+    input_wait = min(figures.input_wait_s / wall, 1.0)
+    if share < ctx.threshold("min_share") or input_wait >= ctx.threshold("max_input_wait"):
         return None
     evidence = (
         f"TF profiler: the model's ops take {figures.compute_s * 1e3:.1f} ms of "
-        f"{figures.wall_s * 1e3:.1f} ms per iteration ({pct(share)} of wall time); waiting for "
-        f"input {pct(figures.input_wait_share)}; tf.data ops and Python ops not counted",
+        f"{wall * 1e3:.1f} ms {basis} ({pct(share)}); waiting for input {pct(input_wait)}; "
+        "tf.data ops and Python ops not counted",
     )
     return Detection(share, evidence)
 
