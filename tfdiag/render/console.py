@@ -173,13 +173,16 @@ def _findings(report: RunRecord) -> RenderableType:
     return Group(*parts)
 
 
+def report_tables(report: RunRecord) -> list[Table]:
+    """The three tables of the view: call-count classes, where the time goes, culprits."""
+    return [_classes(report), _breakdown(report), _culprits(report)]
+
+
 def render_report(report: RunRecord) -> RenderableType:
     """The whole console view as one renderable."""
     parts: list[RenderableType] = [
         _header(report),
-        _classes(report),
-        _breakdown(report),
-        _culprits(report),
+        *report_tables(report),
         _findings(report),
     ]
     probes = render_probes(report)
