@@ -33,7 +33,12 @@ def register(sub: Any) -> None:
         epilog="example: python -m tfdiag tensorboard run.tfdiag.json --port 6006",
     )
     p.add_argument("path", help="a .tfdiag.json report saved from profile(..., tf_profiler=True)")
-    p.add_argument("--port", type=port, default=6006)
+    p.add_argument(
+        "--port",
+        type=port,
+        default=6006,
+        help="the port on 127.0.0.1 to serve on (default 6006)",
+    )
     p.set_defaults(func=run)
 
 
