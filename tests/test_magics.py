@@ -122,3 +122,22 @@ def test_report_renders_as_html_in_a_notebook(
     assert bundle["text/html"].startswith("<pre")
     assert "Functional.predict_on_batch" in bundle["text/html"]
     assert "Findings" in bundle["text/plain"] or "No findings" in bundle["text/plain"]
+
+
+def test_a_keras_call_without_verbose_is_profiled_quietly() -> None:
+    # #12: `%tfdiag model.predict(X)`, as the docs write it, printed a progress bar per call.
+    from tfdiag.frontends.magics import quiet_keras
+
+    class Model:
+        def compile(self) -> None: ...
+        def predict(self, x: object, verbose: object = "auto") -> None: ...
+        def predict_on_batch(self, x: object) -> None: ...
+
+    class NotKeras:
+        def predict(self, x: object) -> None: ...
+
+    m = Model()
+    assert quiet_keras(m.predict, {}) == {"verbose": 0}
+    assert quiet_keras(m.predict, {"verbose": 2}) == {"verbose": 2}  # the user's choice stays
+    assert quiet_keras(m.predict_on_batch, {}) == {}  # prints nothing: left alone
+    assert quiet_keras(NotKeras().predict, {}) == {}

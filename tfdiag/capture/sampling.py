@@ -72,8 +72,10 @@ class ThreadSampler:
         self._target = threading.get_ident()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tfdiag-sampler", daemon=True)
+        self._cpu0: float | None = None
 
     def start(self) -> None:
+        self._cpu0 = time.process_time()
         self._thread.start()
 
     def stop(self) -> None:
@@ -117,6 +119,7 @@ class ThreadSampler:
             frames=tuple(index),
             stacks=tuple(stacks),
             outside_s=self.outside_s,
+            cpu_s=None if self._cpu0 is None else max(time.process_time() - self._cpu0, 0.0),
         )
 
 

@@ -35,7 +35,8 @@ class SamplingRecord:
     """The sampling pass: every ``interval_s`` the calling thread's Python stack is read.
 
     ``frames`` are (file, first line, qualified name), the keys cProfile uses;
-    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls.
+    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls; ``cpu_s``
+    the process's CPU time (every thread) while the sampler ran, None in older reports.
     """
 
     interval_s: float
@@ -43,6 +44,7 @@ class SamplingRecord:
     frames: tuple[FrameKey, ...]
     stacks: tuple[SampledStack, ...]
     outside_s: float = 0.0
+    cpu_s: float | None = None
 
     @property
     def samples(self) -> int:
@@ -175,6 +177,7 @@ def _sampling_to_json(s: SamplingRecord | None) -> dict[str, Any] | None:
         "interval_s": s.interval_s,
         "iteration_s": list(s.iteration_s),
         "outside_s": s.outside_s,
+        "cpu_s": s.cpu_s,
         "frames": [list(f) for f in s.frames],
         "stacks": [[list(st.frames), st.samples, st.seconds] for st in s.stacks],
     }
@@ -252,6 +255,7 @@ def _sampling_from_json(d: Obj | None) -> SamplingRecord | None:
         frames=tuple(frames),
         stacks=tuple(stacks),
         outside_s=d.seconds("outside_s", 0.0),
+        cpu_s=d.opt_seconds("cpu_s"),
     )
 
 

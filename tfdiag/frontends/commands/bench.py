@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar("bench") as on_step:
         result = run_bench(settings, on_step=on_step)
     if args.out:
-        json_path, csv_path = result.save(args.out, overwrite=args.force)
-        print(f"saved {json_path} and {csv_path}", file=sys.stderr)
+        written = result.save(args.out, overwrite=args.force)
+        print("saved " + " and ".join(str(p) for p in written), file=sys.stderr)
     print_report(result, args.format, args.width)
     return 0
