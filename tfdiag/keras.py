@@ -65,7 +65,7 @@ class ProfileCallback:
     from the start of batch ``first`` to the end of batch ``last``, so the profile
     holds everything ``fit`` did in between (the step, the data iterator, every
     callback). Every other batch of the fit is timed with no profiler attached,
-    for the timeline. The batches right after ``last`` (up to 10) run under the
+    for the timeline. The batches right after ``last`` (up to 5) run under the
     TF profiler, which sees tf.data's threads and the step waiting for input; every
     call TensorFlow makes back into Python (``py_function``, a generator) is timed
     throughout. Works with Keras 3 and tf_keras.

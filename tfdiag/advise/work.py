@@ -3,7 +3,7 @@ model's own ops, and one-time build cost."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import functions, pct, tf_figures
+from tfdiag.advise.evidence import KERAS_ENTRY_FILES, category_of, functions, pct, tf_figures
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
@@ -51,7 +51,54 @@ def callback_overhead(ctx: Context) -> Detection | None:
     heaviest, variant = _heaviest_callback(ctx.record, analysis)
     if heaviest:
         evidence.append(heaviest)
-    return Detection(share, tuple(evidence), variant=variant)
+    values = {}
+    nested = _keras_call_in_callback(report, analysis)
+    if nested is not None:
+        method, per, nested_share = nested
+        variant = "user-" + method
+        values["method"] = method
+        evidence.append(
+            f"your callback calls `model.{method}` {per:.3g}× per iteration: "
+            f"{pct(nested_share)} of steady-state time, a data pipeline and callbacks per call"
+        )
+    return Detection(share, tuple(evidence), variant=variant, values=values)
+
+
+def _from_user_hooks(analysis: Analysis, i: int, depth: int = 3) -> float:
+    """Steady seconds of ``i`` called from a user's ``on_*`` method, through up to
+    ``depth`` wrapper frames (Keras' traceback filter)."""
+    total = 0.0
+    for e in analysis.steady.functions[i].callers:
+        caller = analysis.steady.functions[e.caller]
+        if is_user_code(caller.file) and "on_" in caller.name:
+            total += e.cum_s
+        elif depth > 0 and category_of(analysis, e.caller) is Category.WRAPPER:
+            share = e.cum_s / caller.cum_s if caller.cum_s > 0 else 0.0
+            total += min(share, 1.0) * _from_user_hooks(analysis, e.caller, depth - 1)
+    return total
+
+
+#: Keras methods a user's callback calls that build a whole input pipeline per call.
+_NESTED_METHODS = ("predict", "evaluate")
+
+
+def _keras_call_in_callback(
+    record: RunRecord, analysis: Analysis
+) -> tuple[str, float, float] | None:
+    """``model.predict``/``evaluate`` called from the user's own code under a callback hook
+    (not fit's own validation): ``(method, calls per iteration, steady share)``."""
+    best: tuple[str, float, float] | None = None
+    for path in KERAS_ENTRY_FILES:
+        for method in _NESTED_METHODS:
+            for i, _ in functions(record, path, method):
+                user_s = _from_user_hooks(analysis, i)
+                if user_s <= 0:
+                    continue
+                per = analysis.steady_calls_per_iteration(i)
+                share = min(analysis.of_steady(user_s), 1.0)
+                if best is None or share > best[2]:
+                    best = (method, per, share)
+    return best
 
 
 def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None]:
@@ -118,10 +165,11 @@ def compute_bound(ctx: Context) -> Detection | None:
     input_wait = min(figures.input_wait_s / wall, 1.0)
     if share < ctx.threshold("min_share") or input_wait >= ctx.threshold("max_input_wait"):
         return None
+    threads = "; op time is summed over threads" if figures.compute_s > wall else ""
     evidence = (
         f"TF profiler: the model's ops take {figures.compute_s * 1e3:.1f} ms of "
-        f"{wall * 1e3:.1f} ms {basis} ({pct(share)}); waiting for input {pct(input_wait)}; "
-        "tf.data ops and Python ops not counted",
+        f"{wall * 1e3:.1f} ms {basis} ({pct(share)}{threads}); waiting for input "
+        f"{pct(input_wait)}; tf.data ops and Python ops not counted",
     )
     return Detection(share, evidence)
 

@@ -24,8 +24,9 @@ from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.probes import SamplingRecord, TfProfile
 
-#: The TF profiler traces at most this many steps (the TF guide: "no more than 10").
-MAX_TRACED_STEPS = 10
+#: The TF profiler traces at most this many steps (the TF guide: "no more than 10"; xprof's
+#: reading grows with the trace, and 5 steps give the op shares: benchmarks/diagnosis_cost.py).
+MAX_TRACED_STEPS = 5
 
 
 def traced_steps(n: int) -> int:

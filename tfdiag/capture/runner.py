@@ -133,10 +133,12 @@ def _check_iterations(iterations: object) -> int:
 
 
 def profiled_iterations(n: int) -> int:
-    """How many of the ``n`` iterations run under cProfile: half of them (at least 3, the
-    fewest that tell per-iteration from build cost), so the whole default diagnosis costs
-    at most about twice the ``n`` plain iterations (benchmarks/overhead.py)."""
-    return min(n, max(MIN_PROFILED, math.ceil(n / 2)))
+    """How many of the ``n`` iterations run under cProfile: a quarter of them (at least 3,
+    the fewest that tell per-iteration from build cost; cProfile's counts are exact, so a
+    few iterations classify as well as many), so the whole default diagnosis costs at most
+    about twice the ``n`` plain iterations, its fixed costs included (benchmarks/
+    diagnosis_cost.py)."""
+    return min(n, max(MIN_PROFILED, math.ceil(n / 4)))
 
 
 #: The fewest profiled iterations that tell "called twice" from "once per iteration".
