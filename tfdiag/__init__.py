@@ -20,6 +20,7 @@ from tfdiag.records.catalog import Category, Rule, load_rules
 from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
 from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
 from tfdiag.records.version import __version__
+from tfdiag.results.job import JobResult, merge
 from tfdiag.results.load import load_report, load_result
 from tfdiag.results.report import Report
 
@@ -27,6 +28,7 @@ __all__ = [
     "Category",
     "FindingRule",
     "InputError",
+    "JobResult",
     "Interrupted",
     "ProfilerBusyError",
     "Report",
@@ -40,6 +42,7 @@ __all__ = [
     "load_report",
     "load_result",
     "load_rules",
+    "merge",
     "profile",
 ]
 

@@ -126,6 +126,20 @@ class OpStats:
     op_rows: int
     eager_op_s: float = 0.0
     collective_op_s: float = 0.0
+    #: ``(op type, occurrences, self seconds)`` of each collective op type, by self time.
+    collective_ops: tuple[tuple[str, int, float], ...] = ()
+
+
+def collectives_by_type(ops: Sequence[OpRow]) -> tuple[tuple[str, int, float], ...]:
+    """The collective ops summed by type (``CollectiveReduceV2``...), by self time."""
+    by_type: dict[str, list[float]] = {}
+    for o in ops:
+        if is_collective_op(o.type):
+            row = by_type.setdefault(o.type, [0, 0.0])
+            row[0] += o.occurrences
+            row[1] += o.self_s
+    rows = [(t, int(n), s) for t, (n, s) in by_type.items()]
+    return tuple(sorted(rows, key=lambda r: r[2], reverse=True))
 
 
 def parse_op_stats(doc: Any) -> OpStats:
@@ -164,6 +178,7 @@ def parse_op_stats(doc: Any) -> OpStats:
         op_rows=len(ops),
         eager_op_s=eager_s,
         collective_op_s=sum(o.self_s for o in ops if is_collective_op(o.type)),
+        collective_ops=collectives_by_type(ops),
     )
 
 
@@ -281,6 +296,7 @@ def tf_profile_from_tools(
         py_funcs=py_funcs,
         eager_op_s=ops.eager_op_s,
         collective_op_s=ops.collective_op_s,
+        collective_ops=ops.collective_ops,
     )
 
 

@@ -8,9 +8,10 @@ from tfdiag.frontends.commands import (
     compare,
     demo,
     explain,
+    merge,
     run,
     snakeviz,
     tensorboard,
 )
 
-COMMANDS = (explain, run, compare, bench, snakeviz, tensorboard, demo, catalog)
+COMMANDS = (explain, run, compare, bench, merge, snakeviz, tensorboard, demo, catalog)
