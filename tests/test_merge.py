@@ -15,7 +15,7 @@ from conftest import ROOT
 from synth import Node, make_report, tf_record
 
 import tfdiag
-from tfdiag.advise.job import job_findings
+from tfdiag.advise.job_table import job_findings
 from tfdiag.analysis.job import split_of, waits
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError

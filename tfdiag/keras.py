@@ -18,7 +18,7 @@ from typing import Any
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
-from tfdiag.capture.distribution import distribution_of
+from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
 from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, new_profiler, snapshot
 from tfdiag.records.catalog import Rule
@@ -145,6 +145,7 @@ class ProfileCallback:
         self._fn_s: float | None = None
         self._begin: float | None = None
         self._plain = False
+        self._tf_note: str | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -165,7 +166,8 @@ class ProfileCallback:
             self._train_function = fn
             self.model.train_function = self._guarded(fn)
         self._dist = distribution_of(self.model)
-        self._probes = BatchProbes(tf_profiler=self.tf_profiler, clock=self.clock)
+        want_tf, self._tf_note = tf_profiler_choice(self.tf_profiler, self._dist)
+        self._probes = BatchProbes(tf_profiler=want_tf, clock=self.clock)
         self._probes.start()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
@@ -353,6 +355,8 @@ class ProfileCallback:
             )
         if probes is not None:
             notes += probes.notes
+        if self._tf_note:
+            notes.append(self._tf_note)
         kwargs = [("batches", f"{first}–{last}")]
         kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
         return build_report(

@@ -2,8 +2,8 @@
 see — which worker the others wait for, and whether the exchange itself dominates.
 
 :func:`worker_of` reads one worker's report into its entry of the merged record;
-:func:`job_findings` runs the cross-worker table (:data:`tfdiag.advise.job_table.JOB_FINDINGS`)
-on the merged record, then adds each worker's own findings, once per finding id.
+:func:`tfdiag.advise.job_table.job_findings` runs the cross-worker table on the merged
+record, then adds each worker's own findings, once per finding id.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfdiag.advise import findings_of
-from tfdiag.advise.finding import CallKind, Detection, Finding
+from tfdiag.advise.finding import Detection
 from tfdiag.analysis.job import PARTS, Wait, part_s, split_of, spread_of, waits
 from tfdiag.analysis.oplevel import op_figures
 from tfdiag.records.errors import InputError
@@ -194,37 +194,3 @@ def communication_bound(ctx: JobContext) -> Detection | None:
         f"the model's own ops take {fmt_s(split.compute_s)} per step on worker {last}",
     ]
     return Detection(impact=shares[last], evidence=tuple(evidence))
-
-
-def job_findings(record: JobRecord) -> tuple[Finding, ...]:
-    """The cross-worker findings by impact, then each worker's own findings once per id
-    (the evidence of the worker where it weighs most, the workers it was found on)."""
-    from tfdiag.advise.job_table import JOB_FINDINGS
-
-    found = []
-    for spec in JOB_FINDINGS:
-        d = spec.detect(JobContext(record, spec.thresholds))
-        if d is None:
-            continue
-        impact = round(min(max(d.impact, 0.0), 1.0), 4)
-        fix = spec.fix_for(d, CallKind.FIT)
-        found.append(
-            Finding(spec.id, spec.title, spec.severity(impact), impact, d.evidence, fix, d.data)
-        )
-    found.sort(key=lambda f: -f.impact)
-    by_id: dict[str, list[tuple[WorkerRecord, WorkerFinding]]] = {}
-    for w in record.workers:
-        for f in w.findings:
-            by_id.setdefault(f.id, []).append((w, f))
-    per_worker = []
-    for pairs in by_id.values():
-        w, top = max(pairs, key=lambda p: p[1].impact)
-        on = sorted(p[0].index for p in pairs)
-        evidence = tuple(f"worker {w.index}: {line}" for line in top.evidence)
-        per_worker.append(
-            Finding(
-                top.id, top.title, top.severity, top.impact, evidence, top.fix, (("workers", on),)
-            )
-        )
-    per_worker.sort(key=lambda f: -f.impact)
-    return (*found, *per_worker)

@@ -1,5 +1,6 @@
-"""The cross-worker findings table of ``tfdiag merge``: rows like :data:`tfdiag.advise.table.
-FINDINGS`, whose detectors read a whole job (:class:`tfdiag.advise.job.JobContext`).
+"""The cross-worker findings table of ``tfdiag merge`` and :func:`job_findings`, which runs
+it: rows like :data:`tfdiag.advise.table.FINDINGS`, whose detectors read a whole job
+(:class:`tfdiag.advise.job.JobContext`).
 
 docs/catalog.md lists them after the per-run findings (``python -m tfdiag catalog``).
 """
@@ -7,8 +8,9 @@ docs/catalog.md lists them after the per-run findings (``python -m tfdiag catalo
 from __future__ import annotations
 
 from tfdiag.advise import job
-from tfdiag.advise.finding import FindingSpec
+from tfdiag.advise.finding import CallKind, Finding, FindingSpec
 from tfdiag.advise.job import JobContext
+from tfdiag.records.job import JobRecord, WorkerFinding, WorkerRecord
 
 JOB_FINDINGS: tuple[FindingSpec[JobContext], ...] = (
     FindingSpec(
@@ -61,3 +63,35 @@ JOB_FINDINGS: tuple[FindingSpec[JobContext], ...] = (
         "ops, so the exchange itself, not a straggler, takes the time",
     ),
 )
+
+
+def job_findings(record: JobRecord) -> tuple[Finding, ...]:
+    """The cross-worker findings by impact, then each worker's own findings once per id
+    (the evidence of the worker where it weighs most, the workers it was found on)."""
+    found = []
+    for spec in JOB_FINDINGS:
+        d = spec.detect(JobContext(record, spec.thresholds))
+        if d is None:
+            continue
+        impact = round(min(max(d.impact, 0.0), 1.0), 4)
+        fix = spec.fix_for(d, CallKind.FIT)
+        found.append(
+            Finding(spec.id, spec.title, spec.severity(impact), impact, d.evidence, fix, d.data)
+        )
+    found.sort(key=lambda f: -f.impact)
+    by_id: dict[str, list[tuple[WorkerRecord, WorkerFinding]]] = {}
+    for w in record.workers:
+        for f in w.findings:
+            by_id.setdefault(f.id, []).append((w, f))
+    per_worker = []
+    for pairs in by_id.values():
+        w, top = max(pairs, key=lambda p: p[1].impact)
+        on = sorted(p[0].index for p in pairs)
+        evidence = tuple(f"worker {w.index}: {line}" for line in top.evidence)
+        per_worker.append(
+            Finding(
+                top.id, top.title, top.severity, top.impact, evidence, top.fix, (("workers", on),)
+            )
+        )
+    per_worker.sort(key=lambda f: -f.impact)
+    return (*found, *per_worker)

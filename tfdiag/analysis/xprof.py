@@ -301,3 +301,27 @@ def tf_profile_from_tools(
 
 
 # -- derived views -----------------------------------------------------------------
+
+
+_PS = 1e-12
+
+
+def step_cycles(
+    steps: Sequence[tuple[int, int]], inner: Sequence[tuple[int, int]]
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each step's cycle and step-function time, in seconds, from a trace's events.
+
+    ``steps`` are the step markers ``(start, duration)`` in picoseconds (tf_keras' ``train``
+    around one batch, callbacks included), ``inner`` the step-function events (its
+    ``train_function``). Returns ``(cycle_s, step_fn_s)`` for every step but the last (a
+    cycle runs from one step's start to the next's): the step function is the inner events
+    that start inside the step, or the whole step when it has none.
+    """
+    ordered = sorted(steps)
+    fns = sorted(inner)
+    cycles, in_fn = [], []
+    for (start, duration), (nxt, _) in zip(ordered, ordered[1:]):
+        own = [d for s, d in fns if start <= s <= start + duration]
+        cycles.append((nxt - start) * _PS)
+        in_fn.append((sum(own) if own else duration) * _PS)
+    return tuple(cycles), tuple(in_fn)

@@ -51,3 +51,23 @@ def distribution_of(model: Any) -> Distribution | None:
         num_replicas=max(replicas, 1),
         devices=devices,
     )
+
+
+def tf_profiler_choice(
+    asked: bool | None, dist: Distribution | None
+) -> tuple[bool | None, str | None]:
+    """Whether the Keras callback's TF profiler probe runs (``None``: when TensorFlow is
+    imported), and a note for the report when it is left off.
+
+    In a multi-worker job it runs only when asked for (``tf_profiler=True``): TF 2.21's
+    profiler crashes the worker (a segfault in ``tf.profiler.experimental.stop``) in about one
+    MultiWorkerMirroredStrategy run in four on loopback, whichever batch it stops after; a
+    profiler server in each worker and ``tfdiag capture`` read the same figures from outside.
+    """
+    if asked is not None or dist is None or sum(len(a) for _, a in dist.cluster) < 2:
+        return asked, None
+    return False, (
+        "TF profiler probe off in a multi-worker job (tf_profiler=True runs it: TF 2.21's "
+        "profiler can crash a worker when it stops in-process); for collective op times, "
+        "start a profiler server in each worker and run tfdiag capture"
+    )

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise.job import job_findings
+from tfdiag.advise.job_table import job_findings
 from tfdiag.analysis.job import split_of, spread_of, waits
 from tfdiag.records.job import JobRecord
 from tfdiag.records.units import fmt_pct, fmt_s

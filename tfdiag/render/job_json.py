@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfdiag.advise.finding import Finding
-from tfdiag.advise.job import job_findings
+from tfdiag.advise.job_table import job_findings
 from tfdiag.analysis.job import split_of, spread_of, waits
 from tfdiag.records.job import JobRecord
 from tfdiag.render.document import header

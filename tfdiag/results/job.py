@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tfdiag.advise.finding import Finding
-from tfdiag.advise.job import job_findings, worker_of
+from tfdiag.advise.job import worker_of
+from tfdiag.advise.job_table import job_findings
 from tfdiag.records.clock import now_iso
 from tfdiag.records.errors import InputError
 from tfdiag.records.files import Content
@@ -59,28 +59,3 @@ def merge_records(
     # checks duplicates and jobs in the order given, then sorts
     JobRecord(tuple(workers))
     return JobResult(tuple(sorted(workers, key=lambda w: w.index)), now_iso(), notes)
-
-
-def merge(reports: Iterable[RunRecord | str | os.PathLike[str]]) -> JobResult:
-    """One view across the workers of a ``tf.distribute`` job: each worker's step split into
-    callbacks, input, compute and collectives, the spread of step times, and cross-worker
-    findings (``straggler``, ``communication-bound``) beside each worker's own.
-
-    Args:
-        reports: each worker's report (``ProfileCallback(save=...)``) or its path.
-
-    Raises:
-        InputError: an unreadable report, one without strategy information, two reports of
-            the same worker, or reports of different jobs.
-    """
-    from tfdiag.results.load import load_report
-
-    pairs = []
-    for n, r in enumerate(reports):
-        if isinstance(r, RunRecord):
-            pairs.append((r, f"report {n + 1}"))
-        elif isinstance(r, (str, os.PathLike)):
-            pairs.append((load_report(r), Path(r).name))
-        else:
-            raise InputError(f"merge takes reports or their paths, got {type(r).__name__}")
-    return merge_records(pairs)

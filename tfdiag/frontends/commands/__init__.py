@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tfdiag.frontends.commands import (
     bench,
+    capture,
     catalog,
     compare,
     demo,
@@ -14,4 +15,4 @@ from tfdiag.frontends.commands import (
     tensorboard,
 )
 
-COMMANDS = (explain, run, compare, bench, merge, snakeviz, tensorboard, demo, catalog)
+COMMANDS = (explain, run, compare, bench, merge, capture, snakeviz, tensorboard, demo, catalog)

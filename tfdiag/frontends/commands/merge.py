@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tfdiag.records.files import check_targets
     from tfdiag.records.report import report_paths
-    from tfdiag.results.job import merge
+    from tfdiag.results.merge import merge
 
     if args.save:
         check_targets(report_paths(args.save)[:1], overwrite=args.force)
