@@ -20,13 +20,16 @@ from tfdiag.records.catalog import Category, Rule, load_rules
 from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
 from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
 from tfdiag.records.version import __version__
+from tfdiag.results.job import JobResult
 from tfdiag.results.load import load_report, load_result
+from tfdiag.results.merge import merge
 from tfdiag.results.report import Report
 
 __all__ = [
     "Category",
     "FindingRule",
     "InputError",
+    "JobResult",
     "Interrupted",
     "ProfilerBusyError",
     "Report",
@@ -40,6 +43,7 @@ __all__ = [
     "load_report",
     "load_result",
     "load_rules",
+    "merge",
     "profile",
 ]
 

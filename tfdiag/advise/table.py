@@ -12,7 +12,7 @@ steady-state finding follows it, ``first`` when it leads ahead of some.
 from __future__ import annotations
 
 from tfdiag.advise import calls, data, graphs, timeline, work
-from tfdiag.advise.finding import FindingSpec
+from tfdiag.advise.finding import Context, FindingSpec
 
 MEASURE_ON_YOUR_MODEL = (
     " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
@@ -24,7 +24,7 @@ _RETRACE_SHAPE = (
     "a few fixed shapes (`drop_remainder=True` for a short last batch)."
 )
 
-FINDINGS: tuple[FindingSpec, ...] = (
+FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-call-input-pipeline",
         "A data adapter / tf.data pipeline is built on every call",

@@ -49,7 +49,7 @@ XPROF_CACHED = {"use_saved_result": True}
 TraceFiles = tuple[tuple[str, bytes], ...]
 
 
-def _import_xprof() -> Any:
+def import_xprof() -> Any:
     try:
         from xprof.convert import raw_to_tool_data
     except ImportError:
@@ -83,7 +83,7 @@ class TfTrace:
             ProbeError: xprof or TensorFlow is missing, another profiler session is running,
                 or the profiler does not start.
         """
-        xprof = _import_xprof()
+        xprof = import_xprof()
         try:
             import tensorflow as tf
         except ImportError:
@@ -162,12 +162,12 @@ def _xspaces(files: TraceFiles) -> Iterator[Any]:
 
 
 @dataclass(frozen=True)
-class _Scan:
+class TraceScan:
     graph_builds_per_step: tuple[int, ...] | None
     py_funcs: PyFuncs | None
 
 
-def _scan(files: TraceFiles) -> _Scan:
+def scan_trace(files: TraceFiles) -> TraceScan:
     """What the XSpace itself tells beyond xprof's tables: graph builds inside each traced
     step, and where ``tf.py_function`` ops ran: on tf.data's threads (``tf_data_*`` lines,
     or inside an iterator's event) or in the steps' own graphs and ops."""
@@ -202,9 +202,9 @@ def _scan(files: TraceFiles) -> _Scan:
                     seconds[key] += duration * 1e-12
                     counts[key] += 1
     if not seen:
-        return _Scan(None, None)
+        return TraceScan(None, None)
     funcs = PyFuncs(seconds["pipeline"], counts["pipeline"], seconds["step"], counts["step"])
-    return _Scan(events_per_step(sorted(steps), builds), funcs)
+    return TraceScan(events_per_step(sorted(steps), builds), funcs)
 
 
 def _read(
@@ -214,6 +214,17 @@ def _read(
     if not paths:
         raise ProbeError("the TF profiler wrote no trace")
     files = tuple((str(p.relative_to(logdir)), p.read_bytes()) for p in paths)
+    return read_tools(xprof, paths, times, export_s, scan_trace(files)), files
+
+
+def read_tools(
+    xprof: Any, paths: Sequence[Path], times: Sequence[float], export_s: float, scan: TraceScan
+) -> TfProfile:
+    """xprof's tools on the trace files ``paths``, read into one record.
+
+    Raises:
+        ProbeError: xprof could not read them, or its output has an unexpected shape.
+    """
     docs = {}
     for n, tool in enumerate(TOOLS):
         options = XPROF_CACHED if n else XPROF_OPTIONS
@@ -224,9 +235,8 @@ def _read(
             raise ProbeError(f"xprof could not read the trace ({tool}: {exc})") from None
         if docs[tool] is None and tool != "input_pipeline_analyzer":
             raise ProbeError(f"xprof could not read the trace ({tool} is empty)")
-    scan = _scan(files)
     try:
-        record = tf_profile_from_tools(
+        return tf_profile_from_tools(
             docs["framework_op_stats"],
             docs["overview_page"],
             input_doc=docs["input_pipeline_analyzer"],
@@ -238,7 +248,6 @@ def _read(
         )
     except XprofFormatError as exc:
         raise ProbeError(f"xprof's output has an unexpected shape ({exc})") from None
-    return record, files
 
 
 def traced_pass(

@@ -133,6 +133,8 @@ class TfProfile:
     eager_op_s: float = 0.0
     #: Self time of collective ops (all-reduce, broadcast, gather), over all steps.
     collective_op_s: float = 0.0
+    #: ``(op type, occurrences, self seconds)`` per collective op type, over all steps.
+    collective_ops: tuple[tuple[str, int, float], ...] = ()
 
     @property
     def has_device(self) -> bool:
@@ -214,6 +216,7 @@ def _tf_to_json(t: TfProfile | None) -> dict[str, Any] | None:
         "py_funcs": None if t.py_funcs is None else asdict(t.py_funcs),
         "eager_op_s": t.eager_op_s,
         "collective_op_s": t.collective_op_s,
+        "collective_ops": [list(c) for c in t.collective_ops],
     }
 
 
@@ -284,6 +287,11 @@ def _tf(d: Obj | None) -> TfProfile | None:
         breakdown.append(
             (text(k, f"{d.at('breakdown_ms')}[]"), seconds(v, f"{d.at('breakdown_ms')}[]"))
         )
+    collectives = []
+    for c in d.items("collective_ops"):
+        w = f"{d.at('collective_ops')}[]"
+        op_type, n, own = row(c, w, range(3, 4))
+        collectives.append((text(op_type, w), count(n, w), seconds(own, w)))
     return TfProfile(
         steps=d.count("steps", lo=1, hi=10**9),
         iteration_s=d.series("iteration_s"),
@@ -310,6 +318,7 @@ def _tf(d: Obj | None) -> TfProfile | None:
         py_funcs=_py_funcs(d.obj("py_funcs")),
         eager_op_s=d.seconds("eager_op_s", 0.0),
         collective_op_s=d.seconds("collective_op_s", 0.0),
+        collective_ops=tuple(collectives),
     )
 
 

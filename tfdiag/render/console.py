@@ -35,6 +35,15 @@ def _header(report: RunRecord) -> Panel:
         extra = [f"Python {env.python}"] if env.python else []
         lines.append(labelled("stack", " · ".join(versions + extra + env.machine())))
     lines.append(labelled("flavour", flavour))
+    dist = report.distribution
+    if dist is not None:
+        where = f"{dist.task} (worker {dist.rank})" if dist.task_type else "one process"
+        lines.append(
+            labelled(
+                "job",
+                f"{dist.strategy or 'unknown'} · {where} · {dist.num_replicas} replicas in sync",
+            )
+        )
     if t.profiled_calls == t.iterations + 1:
         profiled = f"{t.iterations} iterations + 1 cold call under cProfile"
     elif t.profiled_calls == t.iterations:

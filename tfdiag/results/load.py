@@ -16,6 +16,7 @@ from tfdiag.records.catalog import default_catalog
 from tfdiag.records.compare import compare_from_json
 from tfdiag.records.errors import InputError
 from tfdiag.records.files import settle_crashed_save
+from tfdiag.records.job import job_from_json
 from tfdiag.records.paths import normalize_path
 from tfdiag.records.reading import MAX_JSON_BYTES, parse_json, read_regular
 from tfdiag.records.report import SCHEMA_VERSION, CallInfo, Environment, Timing
@@ -26,6 +27,7 @@ from tfdiag.records.units import fmt_s
 from tfdiag.results.base import Result
 from tfdiag.results.bench import BenchResult
 from tfdiag.results.compare import CompareResult
+from tfdiag.results.job import JobResult
 from tfdiag.results.report import Report
 from tfdiag.results.script import ScriptResult
 
@@ -57,6 +59,7 @@ RESULT_KINDS: dict[str, Callable[[dict[str, Any]], Result]] = {
     "compare": lambda doc: compare_from_json(doc, CompareResult),
     "bench": lambda doc: bench_from_json(doc, BenchResult),
     "script": lambda doc: script_from_json(doc, ScriptResult, report_from_json),
+    "job": lambda doc: job_from_json(doc, JobResult),
 }
 
 
