@@ -141,9 +141,9 @@ def _flavours(text: str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if args.list_methods:
         return _list_methods()
-    from tfdiag.frontends.commands._progress import progress_bar
     from tfdiag.measure import compare
     from tfdiag.records.report import report_paths
+    from tfdiag.render.progress import progress_bar
 
     if args.save:
         check_targets(report_paths(args.save)[:1], overwrite=args.force)
