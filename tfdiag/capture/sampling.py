@@ -35,10 +35,13 @@ def _calls(
     out: list[float],
     clock: Clock,
     step: Callable[[int], AbstractContextManager[Any]] | None = None,
+    after: Callable[[], None] | None = None,
 ) -> None:
     """The loop the sampler recognises as tfdiag's own frame (the stack is cut below it).
 
-    ``step(i)``, when given, wraps call ``i`` (the TF profiler's step marker).
+    ``step(i)``, when given, wraps call ``i`` (the TF profiler's step marker); ``after()``
+    follows each call, outside its timing (a progress bar's update: :func:`_after`, whose
+    samples count as outside the call).
     """
     for i in range(n):
         around = step(i) if step is not None else nullcontext()
@@ -46,9 +49,16 @@ def _calls(
         with around:
             fn(*args, **kwargs)
         out.append(clock() - t0)
+        if after is not None:
+            _after(after)
+
+
+def _after(after: Callable[[], None]) -> None:
+    after()
 
 
 _LOOP_CODE = _calls.__code__
+_AFTER_CODE = _after.__code__
 
 
 class ThreadSampler:
@@ -98,7 +108,7 @@ class ThreadSampler:
         codes = _codes(frame, _LOOP_CODE)
         if codes is None:
             return  # not inside tfdiag's loop: nothing of the call to record
-        if not codes:
+        if not codes or codes[0] is _AFTER_CODE:  # between two calls
             self.outside_s += elapsed
             return
         entry = self.stacks.setdefault(codes, [0, 0.0])

@@ -83,14 +83,16 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfdiag.frontends.commands._progress import progress_bar
+    from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.measure.bench import run_bench
     from tfdiag.records.bench import bench_paths
     from tfdiag.records.files import check_targets
+    from tfdiag.render.progress import progress_bar
 
     settings = settings_from(args)
     if args.out:
         check_targets(bench_paths(args.out), overwrite=args.force)
+    import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
     if "tf_keras" in settings.flavours:
         from tfdiag.measure.seed_models import keras_module
 
