@@ -23,6 +23,7 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import describe_call
 from tfdiag.capture.observe import Observation, observe
 from tfdiag.capture.traces import TraceRecorder, recording
+from tfdiag.measure.verify import DEFAULT_BUDGET_S, VerifySettings, check_budget, verify_report
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock
@@ -162,6 +163,8 @@ def profile(
     findings: Iterable[FindingRule] = (),
     sampling: bool | None = None,
     tf_profiler: bool | None = None,
+    verify: bool = False,
+    verify_s: float = DEFAULT_BUDGET_S,
     **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and explain where its time goes.
@@ -187,6 +190,11 @@ def profile(
         tf_profiler: trace the first block of the timed pass with the TensorFlow profiler
             and read it with xprof (op time vs wall time, input waits, top ops, XProf's
             verdict). ``None`` (default): on when the call uses TensorFlow.
+        verify: then build each finding's mechanical fix on this call, time it against the
+            call as written (compare's engine) and check it; the result is each finding's
+            ``verification`` (docs/verify.md). Training fixes run on clones of the model.
+        verify_s: the seconds verification may take (default 60); findings it cannot reach
+            in time say so.
         **kwargs: passed to ``fn`` unchanged (``epochs=1, verbose=0``...).
 
     Raises:
@@ -196,7 +204,10 @@ def profile(
             iterations done so far, marked partial.
         Exception: whatever ``fn`` raises, unchanged, with the profiler detached.
     """
-    return profile_call(
+    budget = check_budget(verify_s)
+    if not isinstance(verify, bool):
+        raise InputError(f"verify must be True or False, got {verify!r}")
+    report = profile_call(
         fn,
         args,
         kwargs,
@@ -206,6 +217,14 @@ def profile(
         sampling=sampling,
         tf_profiler=tf_profiler,
     )
+    if not verify:
+        return report
+    try:
+        return verify_report(report, fn, args, kwargs, settings=VerifySettings(budget_s=budget))
+    except KeyboardInterrupt:
+        raise Interrupted(
+            "interrupted while verifying: .report is complete, unverified", report
+        ) from None
 
 
 def profile_call(

@@ -18,6 +18,7 @@ from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
 from tfdiag.records.stats import ProfileStats
 from tfdiag.records.traces import TraceEvent
+from tfdiag.records.verification import Verification
 
 #: Column names of ``profile.functions`` rows, written beside them for other readers.
 PROFILE_COLUMNS = (
@@ -69,6 +70,7 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
         "probes": probes_to_json(record.probes),
         "traces": [e.to_json() for e in record.traces],
         "py_callbacks": [c.to_json() for c in record.py_callbacks],
+        "verifications": [v.to_json() for v in record.verifications],
     }
 
 
@@ -116,6 +118,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         probes=probes_from_json(d.doc.get("probes")),
         traces=tuple(TraceEvent.from_json(row) for row in d.items("traces")),
         py_callbacks=tuple(PyCallback.from_json(row) for row in d.items("py_callbacks")),
+        verifications=tuple(Verification.from_json(v) for v in d.items("verifications")),
     )
 
 

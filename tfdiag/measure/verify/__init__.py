@@ -1,0 +1,99 @@
+"""``profile(..., verify=True)``: each finding's mechanical fixes built on the profiled call,
+measured against it with compare's engine, checked, and attached to the finding.
+
+:data:`~tfdiag.measure.verify.table.FIXES` is the table (finding id → the variants tried);
+:func:`verify_report` runs it on a report and returns the report with its
+``verifications`` records. ``tfdiag.accelerate`` (:mod:`.accelerate`) builds a drop-in
+predictor from the same measurements. Nothing here imports TensorFlow until a call is re-run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from tfdiag.measure.verify.call import Call
+from tfdiag.measure.verify.run import DEFAULT_BUDGET_S, VerifySettings, verify_findings
+from tfdiag.records.clock import Clock
+from tfdiag.records.errors import InputError
+from tfdiag.results.report import Report
+
+__all__ = ["DEFAULT_BUDGET_S", "VerifySettings", "check_budget", "verify_report"]
+
+
+def check_budget(verify_s: object) -> float:
+    """``verify_s`` as seconds ≥ 0.
+
+    Raises:
+        InputError: not a number, negative, or not finite.
+    """
+    if isinstance(verify_s, bool) or not isinstance(verify_s, (int, float)):
+        raise InputError(f"verify_s must be a number of seconds, got {verify_s!r}")
+    if not 0 <= verify_s < 1e6:
+        raise InputError(f"verify_s must be between 0 and 1e6 seconds, got {verify_s!r}")
+    return float(verify_s)
+
+
+def verify_report(
+    report: Report,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    settings: VerifySettings | None = None,
+    clock: Clock = time.perf_counter,
+    progress: bool = True,
+) -> Report:
+    """The report with each finding's verification (``report.verifications``) added.
+
+    ``progress``: a rich progress bar on stderr, shown only when stderr is a terminal.
+    """
+    settings = settings or VerifySettings()
+    call = Call(fn, args, dict(kwargs), facts=dict(report.call.facts))
+    findings = report.findings
+    with _bar(progress) as on_step:
+        found = verify_findings(
+            call,
+            findings,
+            settings=settings,
+            call_s=report.timing.median_s,
+            clock=clock,
+            on_step=on_step,
+        )
+    budget = [v.finding for v in found if (v.skipped or "").startswith("budget")]
+    notes = list(report.notes)
+    if budget:
+        notes.append(
+            f"verify: not measured for the verify_s={settings.budget_s:g} s budget: "
+            + ", ".join(budget)
+        )
+    return replace(report, verifications=found, notes=tuple(notes))
+
+
+@contextmanager
+def _bar(show: bool) -> Iterator[Callable[[int, int, str], None] | None]:
+    if not show or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("verify"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[step]}", style="dim"),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("verify", total=None, step="")
+
+        def on_step(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, step=label)
+
+        yield on_step
