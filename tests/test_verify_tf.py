@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -329,3 +330,7 @@ def test_accelerate(flavour: str, tiny_model_factory: Any, tiny_data: Any, untou
     text = fast.explain()
     assert f"accelerate: {fast.method}" in text and "predict" in text
     assert sorted(fast.measured) == [32, 128, 512] or fast.crossover_rows is not None
+    # from the crossover on, inputs go to predict (its outputs, of course)
+    routed = replace(fast, crossover_rows=16)
+    assert routed.method_for(x) == "predict" and routed.method_for(x[:8]) == fast.method
+    np.testing.assert_allclose(routed(x), model.predict(x, verbose=0), rtol=1e-6)

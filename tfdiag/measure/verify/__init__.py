@@ -55,6 +55,7 @@ def verify_report(
     settings = settings or VerifySettings()
     call = Call(fn, args, dict(kwargs), facts=dict(report.call.facts))
     findings = report.findings
+    start = clock()
     with _bar(progress) as on_step:
         found = verify_findings(
             call,
@@ -65,7 +66,12 @@ def verify_report(
             on_step=on_step,
         )
     budget = [v.finding for v in found if (v.skipped or "").startswith("budget")]
+    measured = sum(1 for v in found if v.variants)
     notes = list(report.notes)
+    notes.append(
+        f"verify: {measured} of {len(found)} finding(s) measured against the call as written in "
+        f"{clock() - start:.1f} s (verify_s={settings.budget_s:g} s)"
+    )
     if budget:
         notes.append(
             f"verify: not measured for the verify_s={settings.budget_s:g} s budget: "

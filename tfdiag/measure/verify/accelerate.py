@@ -5,7 +5,7 @@ The candidates (``predict``, ``predict_on_batch``, a ``tf.function`` of
 ``model(x, training=False)`` built once with the batch dimension left free) are timed
 interleaved on ``example_x`` with compare's engine and checked against ``predict``'s output;
 the fastest that checks out is chosen. Then ``predict`` and the choice are timed on larger
-inputs (``example_x`` tiled 4× and 16×, up to ``max_rows``): from the first size where
+inputs (``example_x`` tiled 4×, 16×, ... up to ``max_rows``): from the first size where
 ``predict`` is faster, the predictor hands larger inputs to ``predict`` (the crossover).
 Inputs of another signature (other feature shape or dtype, a list or dict) go to ``predict``.
 """
@@ -27,9 +27,11 @@ from tfdiag.records.numbers import median
 from tfdiag.records.units import fmt_ratio, fmt_s
 
 PREDICT, ON_BATCH, GRAPH = "predict", "predict_on_batch", "tf.function"
-#: Tile factors of example_x at which predict and the choice are timed for the crossover.
-SCALES = (4, 16)
-DEFAULT_MAX_ROWS = 1 << 16
+#: example_x is tiled by this factor, again and again up to ``max_rows``, for the crossover.
+SCALE = 4
+DEFAULT_MAX_ROWS = 8192
+#: The crossover sizes are timed with fewer blocks: one warm-up call, three blocks.
+CROSSOVER_TIMING = {"warmup": 1, "repeats": 3}
 
 
 @dataclass
@@ -79,6 +81,7 @@ class Accelerated:
         ]
         for name, t in sorted(at.items(), key=lambda kv: kv[1]):
             ratio = f", {fmt_ratio(base / t)} predict's speed" if base and t else ""
+            ratio = "" if name == PREDICT else ratio
             lines.append(f"  {rows} rows: {name} {fmt_s(t)} per call{ratio}")
         for name, why in self.rejected.items():
             lines.append(f"  {name} not used: {why}")
@@ -171,17 +174,17 @@ def accelerate(
         ok = measured[num_samples(x)]
         method = min(ok, key=lambda n: ok[n]) if ok else PREDICT
         crossover = None
-        if method != PREDICT:
-            for k in SCALES:
-                big = np.concatenate([np.asarray(x)] * k)
-                if len(big) > max_rows:
-                    break
-                pair = [(PREDICT, _on(calls[PREDICT], big)), (method, _on(calls[method], big))]
-                at = {t.name: median(t.times_s) or 0.0 for t in measure(pair, **timing)}  # type: ignore[arg-type]
-                measured[len(big)] = at
-                if at[PREDICT] < at[method]:
-                    crossover = len(big)
-                    break
+        k = SCALE
+        while method != PREDICT and num_samples(x) * k <= max_rows:
+            big = np.concatenate([np.asarray(x)] * k)
+            k *= SCALE
+            pair = [(PREDICT, _on(calls[PREDICT], big)), (method, _on(calls[method], big))]
+            bigger = {**timing, **CROSSOVER_TIMING}
+            at = {t.name: median(t.times_s) or 0.0 for t in measure(pair, **bigger)}  # type: ignore[arg-type]
+            measured[len(big)] = at
+            if at[PREDICT] < at[method]:
+                crossover = len(big)
+                break
     return Accelerated(
         model=model,
         method=method,
