@@ -163,3 +163,19 @@ def test_markup_in_a_saved_fix_is_printed_as_text(tmp_path: Path) -> None:
     report = replace(keras3_predict_report(), verifications=(v,))
     text = render_text(report, width=200)
     assert "[bold red]boom[/]" in text and "\x1b[31m" not in text
+
+
+def test_verify_on_a_plain_python_call_says_what_it_could_not_do() -> None:
+    def work() -> int:
+        return sum(range(2000))
+
+    report = tfdiag.profile(work, iterations=3, verify=True, tf_profiler=False)
+    assert len(report.verifications) == len(report.findings)
+    for f in report.findings:
+        assert f.verification is not None and f.verification.status == "skipped"
+    assert any(n.startswith("verify: 0 of") for n in report.notes)
+    for bad in (-1, "60", True, float("nan")):
+        with pytest.raises(InputError, match="verify_s"):
+            tfdiag.profile(work, iterations=3, verify=True, verify_s=bad)
+    with pytest.raises(InputError, match="verify must be True or False"):
+        tfdiag.profile(work, iterations=3, verify="yes")  # type: ignore[arg-type]
