@@ -229,15 +229,15 @@ def test_run_eagerly_fit_to_a_compiled_clone(tiny_model_factory: Any, untouched:
     import numpy as np
 
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((64, 4)).astype("float32")
-    y = rng.integers(0, 2, (64, 1)).astype("float32")
+    x = rng.standard_normal((48, 4)).astype("float32")
+    y = rng.integers(0, 2, (48, 1)).astype("float32")
     model = tiny_model_factory("keras3")
     model.compile("adam", "binary_crossentropy", run_eagerly=True)
     untouched(model)
     (eager,) = verify(model.fit, x, y, epochs=1, batch_size=8, verbose=0, ids=("eager-execution",))
     (compiled,) = eager.variants
     assert compiled.name == "compiled as a graph" and compiled.ok, compiled.problem
-    assert eager.status == VERIFIED, eager.reason  # 8 eager steps per fit against 8 in a graph
+    assert eager.status == VERIFIED, eager.reason  # 6 eager steps per fit against 6 in a graph
     assert model.run_eagerly is True
 
 
