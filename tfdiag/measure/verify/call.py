@@ -14,7 +14,7 @@ from typing import Any
 
 from tfdiag.capture.environment import describe_value, flavour_of
 from tfdiag.capture.facts import _is_model, input_facts
-from tfdiag.measure.subject import Subject
+from tfdiag.measure.subject import CopyError, Subject
 
 #: Positional parameters of the Keras methods verification rewrites, in order.
 _POSITIONAL = {
@@ -120,12 +120,14 @@ class Call:
         unless given) with a fresh optimizer; ``compile_changes`` override its compile config
         (``steps_per_execution=32``)."""
         eager = self.facts.get("run_eagerly") == "True" if run_eagerly is None else run_eagerly
-        clone = self.subject.copy(compile=True, run_eagerly=eager)
-        if compile_changes:
-            config = dict(self.model.get_compile_config() or {})
-            config.update(run_eagerly=eager, **compile_changes)
-            clone = self.subject.copy(compile=False)
-            clone.compile_from_config(config)
+        if not compile_changes:
+            return self.subject.copy(compile=True, run_eagerly=eager)
+        config = dict(self.model.get_compile_config() or {})
+        if not config:
+            raise CopyError("the model is not compiled, so its copy cannot be")
+        config.update(run_eagerly=eager, **compile_changes)
+        clone = self.subject.copy(compile=False)
+        clone.compile_from_config(config)
         return clone
 
     def code(self, target: str = "model", **changes: Any) -> str:
