@@ -333,3 +333,25 @@ def test_accelerate(flavour: str, tiny_model_factory: Any, tiny_data: Any, untou
     routed = replace(fast, crossover_rows=16)
     assert routed.method_for(x) == "predict" and routed.method_for(x[:8]) == fast.method
     np.testing.assert_allclose(routed(x), model.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_a_profiled_tf_function_gets_reduce_retracing_and_tensors(tiny_data: Any) -> None:
+    import tensorflow as tf
+
+    x, _ = tiny_data
+
+    @tf.function
+    def scaled(t: Any, k: Any) -> Any:
+        return tf.reduce_sum(t * k, axis=1)
+
+    (v,) = verify(scaled, x, 3.0, ids=("per-iteration-tracing",))
+    runs = _by_name(v)
+    assert set(runs) == {"reduce_retracing", "Python numbers as tensors"}
+    for run in runs.values():
+        assert run.ok, run.problem
+        assert "reduce_retracing=True" in run.fix
+    # an int becomes an int32 tensor: float32 * int32 raises, and that variant says so
+    (v,) = verify(scaled, x, 3, ids=("per-iteration-tracing",))
+    runs = _by_name(v)
+    assert runs["reduce_retracing"].ok
+    assert "raised" in (runs["Python numbers as tensors"].problem or "")

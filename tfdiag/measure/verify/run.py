@@ -53,7 +53,8 @@ class VerifySettings:
 
     Training variants are checked over ``points`` stretches of the same work: after each, the
     variant's loss must be within ``loss_rtol`` of the progress the call as written made so far
-    (``|loss - ref| ≤ loss_rtol·|ref - before| + loss_atol·|before|``), and must not diverge
+    (``|loss - ref| ≤ loss_rtol·|ref - before| + loss_atol·|before| + 2·spread``, the spread
+    being how far a second run of the call as written lands from the first), and must not diverge
     (``loss_rise``, as in compare). A variant that trains on other data, at another learning
     rate or in another direction makes other progress and is rejected.
     """
@@ -158,8 +159,8 @@ def _verify(
                 v.name, "", _kind(call), v.role, problem=f"building it failed: {one_line(exc)}"
             )
     checks: dict[str, Check] = {}
-    if training:
-        checks = _trajectories(base, built, s)
+    if training:  # a second run of the call as written measures its own run-to-run spread
+        checks = _trajectories(base, baseline_training(call), built, s)
     live = {n: b for n, b in built.items() if n not in checks or checks[n].problem is None}
     timed = {
         t.name: t
@@ -250,15 +251,20 @@ def _outputs(base: Built, live: Mapping[str, Built], s: VerifySettings) -> dict[
     return out
 
 
-def _trajectories(base: Built, built: Mapping[str, Built], s: VerifySettings) -> dict[str, Check]:
-    """Train the call as written and each variant from the same weights for the same work, in
-    ``points`` stretches; their losses after each stretch must agree."""
+def _trajectories(
+    base: Built, again: Built, built: Mapping[str, Built], s: VerifySettings
+) -> dict[str, Check]:
+    """Train the call as written (twice, on two clones) and each variant from the same weights
+    for the same work, in ``points`` stretches; each variant's loss after each stretch must
+    agree with the call as written's, within the tolerance plus twice the spread between the
+    call's own two runs (``fit`` shuffles: two runs of the same call differ a little)."""
     units = max([b.units for b in built.values()] + [1])
     out: dict[str, Check] = {}
     try:
         assert base.loss is not None
         before = base.loss()
         reference = [_stretch(base, units) for _ in range(s.points)]
+        spread = [abs(_stretch(again, units) - ref) for ref in reference]
     except Exception as exc:
         failed = f"the call as written could not be trained on a clone: {one_line(exc)}"
         return {name: Check("", False, failed) for name in built}
@@ -276,8 +282,9 @@ def _trajectories(base: Built, built: Mapping[str, Built], s: VerifySettings) ->
             continue
         got = " → ".join(f"{x:.4g}" for x in [before, *losses])
         problem: str | None = loss_problem(before, losses[-1], loss_rise=s.loss_rise)
-        for ref, loss in zip(reference, losses):
+        for ref, loss, noise in zip(reference, losses, spread):
             tol = s.loss_rtol * abs(ref - before) + s.loss_atol * max(abs(before), 1e-3)
+            tol += 2 * noise
             if problem is None and not (math.isfinite(loss) and abs(loss - ref) <= tol):
                 problem = f"loss trajectory differs from the call as written's: {got} vs {shown}"
         out[name] = Check(what + f": {got}", problem is None, problem)
