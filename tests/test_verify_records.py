@@ -68,13 +68,25 @@ def test_the_best_fix_is_the_fastest_that_checked_out() -> None:
 def test_statuses() -> None:
     slow = _verification(_variant("same", 0.097))
     assert slow.status == NOT_VERIFIED and slow.gain == 0.0
-    assert "below the ×1.10" in (slow.reason or "")
+    assert "below the ×1.10 a fix needs" in (slow.reason or "")
     failed = _verification(VariantRun("x", "x", problem="raised: ValueError: no"))
     assert failed.status == FAILED and "ValueError" in (failed.reason or "")
     skipped = Verification("drift", skipped="no mechanical fix: timeline")
     assert skipped.status == SKIPPED and skipped.reason == "no mechanical fix: timeline"
     only_bound = _verification(_variant("bound", 0.001, role=BOUND))
     assert only_bound.status == NOT_VERIFIED  # a bound alone verifies nothing
+
+
+def test_a_gain_within_the_noise_is_not_verified() -> None:
+    noisy = Verification(
+        "conversion-overhead",
+        baseline_times_s=(0.08, 0.10, 0.20, 0.30),
+        variants=(VariantRun("cast", "c", times_s=(0.05, 0.08, 0.09, 0.25), passed=True),),
+    )
+    assert (noisy.speedup(noisy.variants[0]) or 0) > 1.1
+    assert noisy.status == NOT_VERIFIED and "within the noise" in (noisy.reason or "")
+    apart = replace(noisy, variants=(replace(noisy.variants[0], times_s=(0.05, 0.06, 0.07)),))
+    assert apart.status == VERIFIED
 
 
 def test_round_trip() -> None:

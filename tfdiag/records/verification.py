@@ -9,6 +9,7 @@ here, so a saved report shows the same verdict when ``explain`` re-reads it.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,13 +17,22 @@ from tfdiag.records.errors import InputError
 from tfdiag.records.fields import MAX_SECONDS, Obj
 from tfdiag.records.numbers import TimedBlocks, iqr, median
 
+
+def _quartiles(values: tuple[float, ...]) -> tuple[float, float] | None:
+    if len(values) < 2:
+        return None
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
 VERIFIED, NOT_VERIFIED, FAILED, SKIPPED = "verified", "not-verified", "failed", "skipped"
 STATUSES = (VERIFIED, NOT_VERIFIED, FAILED, SKIPPED)
 #: A variant's role: a fix the user can apply, or a bound (what any fix of that kind can gain
 #: at most, e.g. the steps on batches taken from the pipeline beforehand) that is never one.
 FIX, BOUND = "fix", "bound"
 ROLES = (FIX, BOUND)
-#: A fix is *verified* when it checks out and is at least this much faster (median / median).
+#: A fix is *verified* when it checks out, is at least this much faster (median / median), and
+#: its blocks are apart from the call's: its upper quartile below the call's lower quartile.
 VERIFY_AT = 1.10
 
 
@@ -124,6 +134,12 @@ class Verification:
             return None
         return base / fixed
 
+    def apart(self, v: VariantRun) -> bool:
+        """The variant's upper quartile is below the call's lower quartile (or there are too
+        few blocks to tell): its gain is not the machine's noise."""
+        fixed, base = _quartiles(v.times_s), _quartiles(self.baseline_times_s)
+        return fixed is None or base is None or fixed[1] < base[0]
+
     @property
     def best(self) -> VariantRun | None:
         """The fastest fix that checked out (bounds and failed variants never are)."""
@@ -141,7 +157,8 @@ class Verification:
         best = self.best
         if best is None:
             return FAILED if all(v.problem is not None for v in self.variants) else NOT_VERIFIED
-        return VERIFIED if (self.speedup(best) or 0.0) >= VERIFY_AT else NOT_VERIFIED
+        fast = (self.speedup(best) or 0.0) >= VERIFY_AT
+        return VERIFIED if fast and self.apart(best) else NOT_VERIFIED
 
     @property
     def gain(self) -> float:
@@ -161,10 +178,13 @@ class Verification:
             best = self.best
             if best is None:
                 return "no fix checked out"
-            return (
-                f"{best.name} measured ×{self.speedup(best) or 0:.2f}: below the ×{VERIFY_AT:.2f} "
-                "a verified fix needs"
-            )
+            ratio = self.speedup(best) or 0.0
+            if ratio >= VERIFY_AT:
+                return (
+                    f"{best.name} measured ×{ratio:.2f}, but its blocks overlap the call's "
+                    "(its upper quartile is not below the call's lower one): within the noise"
+                )
+            return f"{best.name} measured ×{ratio:.2f}: below the ×{VERIFY_AT:.2f} a fix needs"
         return None
 
     # -- codec ---------------------------------------------------------------------
