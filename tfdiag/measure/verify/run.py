@@ -96,7 +96,12 @@ def verify_findings(
         reasons = [(v, v.applies(call)) for v in variants]
         chosen = [v for v, why in reasons if why is None]
         if not chosen:
-            said = "; ".join(f"{v.name}: {why}" for v, why in reasons)
+            whys = {why for _, why in reasons}
+            said = (
+                whys.pop() or ""
+                if len(whys) == 1
+                else "; ".join(f"{v.name}: {why}" for v, why in reasons)
+            )
             out.append(Verification(f.id, skipped=f"no mechanical fix applies here ({said})"))
             continue
         spent = clock() - start
