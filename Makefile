@@ -20,7 +20,7 @@ bench: $(STAMP)
 	$(PY) -m tfdiag bench --quick
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not slow"
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not tf"

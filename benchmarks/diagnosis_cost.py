@@ -4,8 +4,8 @@ with nothing attached.
 Usage (from the repository root):
     TF_CPP_MIN_LOG_LEVEL=3 python benchmarks/diagnosis_cost.py [--rounds 5] [--iterations 20]
 
-The default run is a cold call, then ``P = max(3, ⌈N/2⌉)`` iterations under cProfile, then
-the N iterations timed with no Python profiler, the first ``min(10, ⌈N/2⌉)`` of them
+The default run is a cold call, then ``P = max(3, ⌈N/4⌉)`` iterations under cProfile, then
+the N iterations timed with no Python profiler, the first ``min(5, ⌈N/2⌉)`` of them
 under the TF profiler, whose trace is written between two iterations and read with xprof
 after the last. Each round times N plain calls and one default ``profile()`` back to back,
 alternating which goes first; the table shows the medians over the rounds of:

@@ -8,7 +8,7 @@ import pytest
 from synth import SITE, Node, build_stats
 
 from tfdiag.analysis.classify import Classification, CostClass, classify, classify_calls
-from tfdiag.capture.runner import snapshot
+from tfdiag.capture.snapshot import snapshot
 
 
 @pytest.mark.parametrize("calls", [1, 2])

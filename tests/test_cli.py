@@ -148,3 +148,19 @@ def test_snakeviz_serves_the_profile_on_localhost_only(saved: Path) -> None:
     finally:
         server.stop()
     assert "bound to 127.0.0.1 only" in "".join(server.seen)
+
+
+def test_explain_of_a_pyinstrument_session_names_what_it_is(tmp_path: Path) -> None:
+    # #12: explain on the .pyisession tfdiag itself writes said "bad marshal data".
+    from synth import full_set_report
+
+    full_set_report().save(tmp_path / "run")
+    proc = run_cli("explain", str(tmp_path / "run.pyisession"))
+    assert proc.returncode == 2
+    line = proc.stderr.strip()
+    assert "\n" not in line and "marshal" not in line
+    assert "pyinstrument --load run.pyisession" in line and "run.tfdiag.json" in line
+    other = tmp_path / "other.json"
+    other.write_text('{"a": 1}')
+    proc = run_cli("explain", str(tmp_path / "other.json"))
+    assert proc.returncode == 2 and "no schema_version" in proc.stderr

@@ -21,6 +21,8 @@ from tfdiag.render.compare_console import render_compare
 from tfdiag.results.compare import CompareResult
 from tfdiag.results.load import load_result
 
+BUILT = "predict = tf.function(lambda x: model(x, training=False))"
+
 
 def _m(name: str, median_s: float | None, kind: str = "inference", **kw: object) -> MethodResult:
     times = () if median_s is None else (median_s * 0.98, median_s, median_s * 1.02)
@@ -102,7 +104,7 @@ def test_training_recommendation_skips_a_diverged_loss(mixed: CompareResult) -> 
 def test_advice_says_do_and_dont_in_keras_terms(mixed: CompareResult) -> None:
     do, dont = mixed.advice()
     assert do[0] == (
-        "Do: `tf.function(model)(x)` — 50× faster than `model.predict(x)` here "
+        f"Do: `{BUILT}` once, then `predict(x)` per call — 50× faster than `model.predict(x)` here "
         "(2.0 ms vs 100.0 ms per call)"
     )
     assert any(
@@ -184,7 +186,8 @@ def test_console_view(mixed: CompareResult) -> None:
     assert "2.0 ms" in row and "★ best" in row and "+4,900 %" in row and "50.0×" in row
     assert "mismatch predict_on_batch: outputs differ from predict" in text
     assert "error tf.function(jit): InvalidArgumentError" in text
-    assert "✓ Do: `tf.function(model)(x)` — 50× faster" in text
+    flat = " ".join(text.split())  # the Do line wraps
+    assert f"✓ Do: `{BUILT}` once, then `predict(x)` per call — 50× faster" in flat
     assert "note: a note" in text
 
 
@@ -356,4 +359,17 @@ def test_another_keras_flavour_is_recommended_only_when_clearly_faster(
     assert rec.method.flavour == expected
     do, _ = result.advice()
     assert len(do) == 1  # one method, in one flavour
-    assert do[0].startswith("Do: `f(x)`" if expected == "keras3" else "Do: `f(x) [tf_keras]`")
+    twin = "" if expected == "keras3" else " [tf_keras]"
+    assert do[0].startswith(f"Do: `{BUILT}` once, then `predict(x)` per call{twin} —")
+
+
+def test_a_tf_function_is_advised_as_built_once_then_called() -> None:
+    # #12: "Do: `tf.function(lambda …)(x)`" retraces on every call when pasted into a loop.
+    result = _result(
+        _m("predict", 0.100, call="model.predict(x)"),
+        _m("tf.function", 0.002, call="tf.function(lambda x: model(x, training=False))(x)"),
+        _m("tf.function", 0.0021, call="tf.function(...)(x)", flavour="tf_keras"),
+    )
+    do, _ = result.advice()
+    assert do[0].startswith(f"Do: `{BUILT}` once, then `predict(x)` per call — 50× faster")
+    assert "tf.function(lambda x: model(x, training=False))(x)" not in " ".join(do)

@@ -121,10 +121,12 @@ def test_one_iterator_per_pass_over_a_dataset_built_once_is_not_a_per_call_pipel
 # -- per-epoch-overhead ----------------------------------------------------------------------
 
 
-def _fit_of_short_epochs(epochs: int, steps: int, step_share: float) -> Report:
+def _fit_of_short_epochs(
+    epochs: int, steps: int, step_share: float, validation_steps: int = 0
+) -> Report:
     """One ``fit`` per iteration of ``epochs`` epochs of ``steps`` steps each; the step
     function is ``step_share`` of the time, starting the epochs (a new tf.data iterator
-    each, the fit's own Python) the rest."""
+    each, the fit's own Python) the rest; ``validation_steps`` test steps after each epoch."""
     e, s = N * epochs, N * epochs * steps
     children = [
         Node(TRAINER, STEP_FUNCTION, step_share * N, s),
@@ -132,6 +134,9 @@ def _fit_of_short_epochs(epochs: int, steps: int, step_share: float) -> Report:
         Node(CALLBACK_LIST, "CallbackList.on_train_batch_begin", 1e-5 * s, s),
         Node(ITERATOR, "OwnedIterator.__init__", 0.2 * (1 - step_share) * N, e),
     ]
+    if validation_steps:
+        v = e * validation_steps
+        children.append(Node(CALLBACK_LIST, "CallbackList.on_test_batch_begin", 1e-5 * v, v))
     fit = Node(TRAINER, "TensorFlowTrainer.fit", 0.8 * (1 - step_share) * N, N, children)
     return make_report([fit], N, cold=[], method="fit")
 
@@ -147,6 +152,16 @@ def test_per_epoch_overhead_leads_a_fit_of_many_tiny_epochs() -> None:
     assert "steps_per_epoch" in lead.fix
     # An iterator per epoch is the epochs' cost, not a pipeline built per call.
     assert "per-call-input-pipeline" not in _ids(report)
+
+
+def test_validation_after_every_short_epoch_is_per_epoch_overhead_with_validation_freq() -> None:
+    # Validation makes more (test) steps per epoch than training: still fit's epochs.
+    report = _fit_of_short_epochs(epochs=10, steps=2, step_share=0.2, validation_steps=4)
+    lead = _lead(report, "per-epoch-overhead")
+    assert lead.evidence[0].startswith("`fit` runs 10 epochs of 2 step(s) each per call")
+    assert lead.evidence[-1].startswith("validation runs after every epoch: 4 validation step(s)")
+    assert "validation_freq=N" in lead.fix
+    assert "per-step-overhead" not in _ids(report)
 
 
 @pytest.mark.parametrize(
@@ -262,6 +277,20 @@ def test_a_model_built_every_call_leads_with_the_build_once_fix() -> None:
     )
     assert lead.fix.startswith("A model is built, loaded or compiled on every call")
     assert "set_weights" in lead.fix
+
+
+def test_compile_every_call_counts_the_retracing_it_causes() -> None:
+    # compile() itself is 1 % of the time; the train_on_batch after it traces Keras's step
+    # again (60 %), outside compile.
+    compile_ = Node(KERAS + "trainers/trainer.py", "Trainer.compile", 0.01 * N, N)
+    tracer = Node(TRACER, "_create_concrete_function", 0.6 * N, N)
+    step = Node(TRAINER, "TensorFlowTrainer.train_on_batch", 0.0, N, [tracer, _graph(0.39 * N)])
+    root = Node("/home/me/train.py", "step", 0.0, N, [compile_, step])
+    report = make_report([root], N, cold=[], method="step", target="train.step")
+    lead = _lead(report, "model-rebuilt-per-call")
+    assert lead.impact == pytest.approx(0.6, abs=0.02)
+    assert "its step functions are traced again after it: tracing is 60 %" in lead.evidence[0]
+    assert "compiled on every call" in lead.fix
 
 
 @pytest.mark.parametrize(
@@ -453,6 +482,20 @@ def test_without_recorded_traces_the_origin_is_named_through_wrappers(
     lead = _lead(report, "per-iteration-tracing")
     assert lead.evidence[-1] == "traced from `train.py:run`"
     assert lead.fix.startswith("Something is retraced on every call")
+
+
+def test_tfdiags_own_trace_hook_is_never_named_as_the_origin() -> None:
+    # An editable install's hook: an absolute path outside site-packages, which would
+    # otherwise read as the user's code.
+    from tfdiag.records.paths import OWN_ROOT
+
+    report = _traced_under(
+        Node(TF + "eager/polymorphic_function/polymorphic_function.py", "Function.__call__", 0, N),
+        Node(OWN_ROOT + "capture/traces.py", "recording.<locals>.traced", 0.0, N),
+    )
+    lead = _lead(report, "per-iteration-tracing")
+    assert lead.evidence[-1] == "traced from `train.py:run`"
+    assert all("traces.py" not in line for line in lead.evidence)
 
 
 def test_tracing_twice_in_five_calls_is_not_per_iteration() -> None:
@@ -748,6 +791,23 @@ def test_input_bound_without_the_tf_profiler_reads_the_users_getitem() -> None:
     assert "workers=4" in lead.fix
 
 
+@pytest.mark.parametrize(("elements", "per_element"), [(600, True), (40, False)])
+def test_a_loop_reading_one_element_at_a_time_gets_the_batch_fix(
+    elements: int, per_element: bool
+) -> None:
+    # for x in ds (unbatched): 600 next() calls per call, each a round trip into tf.data.
+    nxt = Node(ITERATOR, "OwnedIterator.__next__", 0.7 * N, elements * N)
+    root = Node(USER, "one_pass", 0.0, N, [nxt, _graph(0.3 * N, elements * N)])
+    tf = tf_record(wall_s=0.01, op_s=0.002, input_wait_s=0.007, input_stages=_stages("Map"))
+    report = make_report(
+        [root], N, cold=[], method="one_pass", target="train.one_pass", tf_profile=tf
+    )
+    lead = _lead(report, "input-bound")
+    line = f"your loop calls the dataset iterator's `next()` {elements}× per call"
+    assert any(e.startswith(line) for e in lead.evidence) is per_element
+    assert lead.fix.startswith("Your loop reads the dataset one element at a time") is per_element
+
+
 def test_input_bound_near_misses() -> None:
     small_wait = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.0009)
     assert "input-bound" not in _ids(_graph_step(small_wait))
@@ -896,6 +956,26 @@ def test_keras_own_callbacks_get_their_own_fix(callback: Node, line: str, fix: s
     assert lead.fix.startswith(fix)
 
 
+@pytest.mark.parametrize("method", ["evaluate", "predict"])
+def test_a_keras_call_inside_a_users_callback_gets_the_on_batch_fix(method: str) -> None:
+    # The callback calls model.evaluate every few batches (through Keras' traceback filter):
+    # a pipeline per call, which test_on_batch / model(x) on a held batch does not build.
+    name = "TensorFlowTrainer." + method
+    nested = Node(TRAINER, name, 0.35 * N, 2 * N)
+    wrapper = Node(
+        KERAS + "utils/traceback_utils.py",
+        "filter_traceback.<locals>.error_handler",
+        0.0,
+        2 * N,
+        [nested],
+    )
+    callback = Node(USER, "Validate.on_train_batch_end", 0.05 * N, 4 * N, [wrapper])
+    lead = _lead(_fit_with_callback(callback, rest=0.6), "callback-overhead")
+    assert lead.evidence[-1].startswith(f"your callback calls `model.{method}` 2× per iteration")
+    remedy = "test_on_batch" if method == "evaluate" else "model(x, training=False)"
+    assert remedy in lead.fix
+
+
 def test_a_users_callback_just_under_the_share_is_not_reported() -> None:
     callback = Node(USER, "LossLogger.on_train_batch_end", 0.04 * N, 4 * N)
     assert "callback-overhead" not in _ids(_fit_with_callback(callback, rest=0.96))
@@ -909,8 +989,8 @@ def test_compute_bound_alone_says_python_side_changes_wont_help() -> None:
     lead = _lead(report, "compute-bound")
     assert lead.impact == pytest.approx(0.9, abs=0.01)
     assert lead.evidence == (
-        "TF profiler: the model's ops take 9.0 ms of 10.0 ms per iteration (90 % of wall "
-        "time); waiting for input 5 %; tf.data ops and Python ops not counted",
+        "TF profiler: the model's ops take 9.0 ms of 10.0 ms per traced iteration (90 %); "
+        "waiting for input 5 %; tf.data ops and Python ops not counted",
     )
     assert "Python-side changes won't help" in lead.fix
 
@@ -931,6 +1011,25 @@ def test_compute_bound_does_not_say_wont_help_beside_a_minor_steady_finding() ->
     report = _graph_step(tf, extra=(convert,))  # ~12 % converting the input
     assert "conversion-overhead" in _ids(report)
     assert all("won't help" not in f.fix for f in report.findings)
+
+
+def test_compute_bound_is_not_denied_by_a_traced_step_the_profiler_slowed() -> None:
+    # The traced step took 20 ms (profiler and a busy machine), its ops 9 ms: 45 % of it.
+    # The iterations no tracer slowed take 10 ms: the ops are 90 % of the program's step.
+    tf = tf_record(wall_s=0.02, op_s=0.009, input_wait_s=0.0005)
+    report = _graph_step(tf)
+    assert report.timing.median_s == pytest.approx(0.01)
+    lead = _lead(report, "compute-bound")
+    assert lead.impact == pytest.approx(0.9, abs=0.01)
+    assert "of 10.0 ms per unprofiled iteration (median) (90 %)" in lead.evidence[0]
+
+
+def test_compute_bound_share_is_of_the_traced_step_when_the_plain_ones_are_slower() -> None:
+    # Plain iterations slower than the traced one (noise): the traced wall is the basis.
+    tf = tf_record(wall_s=0.008, op_s=0.0044, input_wait_s=0.0)
+    lead = _lead(_graph_step(tf), "compute-bound")  # 55 % of 8 ms, not 44 % of 10 ms
+    assert lead.impact == pytest.approx(0.55, abs=0.01)
+    assert "of 8.0 ms per traced iteration" in lead.evidence[0]
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,7 @@ def test_interrupt_in_the_cold_call_has_nothing_to_offer() -> None:
 
 def test_interrupt_in_the_profiled_pass_offers_a_partial_report(tmp_path: Path) -> None:
     with pytest.raises(tfdiag.Interrupted, match="after 3 of 5 profiled") as info:
-        tfdiag.profile(_interrupt_on(5), iterations=10)  # cold + 3 done, the 4th interrupted
+        tfdiag.profile(_interrupt_on(5), iterations=20)  # cold + 3 done, the 4th interrupted
     report = info.value.report
     assert sys.getprofile() is None
     assert report.partial and report.timing.iterations == 3
@@ -60,5 +60,5 @@ def test_interrupt_in_the_timed_pass_keeps_its_times_and_stops_the_sampler() -> 
 
 def test_a_partial_report_says_its_classes_are_approximate() -> None:
     with pytest.raises(tfdiag.Interrupted) as info:
-        tfdiag.profile(_interrupt_on(6), iterations=10)
+        tfdiag.profile(_interrupt_on(6), iterations=20)
     assert any("approximate" in n for n in info.value.report.notes)

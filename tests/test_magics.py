@@ -135,3 +135,22 @@ def test_line_magic_verify_measures_the_fix(ip: InteractiveShell) -> None:
         ip.run_line_magic("tfdiag", "--verify y = model.predict(x, verbose=0)")
     with pytest.raises(UsageError, match="--verify works on a line magic"):
         ip.run_cell_magic("tfdiag", "--verify", "model.predict(x, verbose=0)")
+
+
+def test_a_keras_call_without_verbose_is_profiled_quietly() -> None:
+    # #12: `%tfdiag model.predict(X)`, as the docs write it, printed a progress bar per call.
+    from tfdiag.frontends.magics import quiet_keras
+
+    class Model:
+        def compile(self) -> None: ...
+        def predict(self, x: object, verbose: object = "auto") -> None: ...
+        def predict_on_batch(self, x: object) -> None: ...
+
+    class NotKeras:
+        def predict(self, x: object) -> None: ...
+
+    m = Model()
+    assert quiet_keras(m.predict, {}) == {"verbose": 0}
+    assert quiet_keras(m.predict, {"verbose": 2}) == {"verbose": 2}  # the user's choice stays
+    assert quiet_keras(m.predict_on_batch, {}) == {}  # prints nothing: left alone
+    assert quiet_keras(NotKeras().predict, {}) == {}

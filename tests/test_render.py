@@ -60,3 +60,48 @@ def test_jupyter_shows_the_view_not_the_dataclass() -> None:
     assert "training_v2.py:_process_inputs" in bundle["text/plain"]
     assert bundle["text/html"].lstrip().startswith("<!DOCTYPE html>")
     assert "per-call-input-pipeline" in bundle["text/html"]
+
+
+def _long_named_report() -> object:
+    from synth import SITE, Node, make_report
+
+    keras = SITE + "keras/src/trainers/"
+    tf = SITE + "tensorflow/python/eager/polymorphic_function/"
+    leaf = Node(
+        tf + "polymorphic_function.py", "Function._get_concrete_function_garbage_collected", 0.3, 11
+    )  # noqa: E501
+    wrapper = Node(
+        SITE + "tensorflow/python/data/ops/structured_function.py",
+        "StructuredFunctionWrapper.__init__",
+        0.2,
+        11,
+        children=[leaf],
+    )
+    init = Node(
+        keras + "epoch_iterator.py", "TFEpochIterator.__init__", 0.1, 11, children=[wrapper]
+    )
+    root = Node(keras + "trainer.py", "TensorFlowTrainer.predict", 0.05, 11, children=[init])
+    return make_report([root], 10)
+
+
+def test_tables_at_80_columns_wrap_names_only_at_their_boundaries() -> None:
+    # #12: the culprits table folded names mid-word ("trainer.py:TFEpo" / "chIterator.__ini").
+    from tfdiag.render.names import _words, name_parts
+
+    report = _long_named_report()
+    text = report.render("text", width=80)  # type: ignore[attr-defined]
+    assert max(len(line) for line in text.splitlines()) <= 80
+    culprits = text[text.index("Culprits") :]
+    for name in ("TFEpochIterator.__init__", "StructuredFunctionWrapper.__init__"):
+        for part in name_parts(name):
+            for word in _words(part):
+                assert word in culprits, (word, culprits)
+    assert "epoch_iterator:" in culprits and "TFEpochIterator" in culprits
+
+
+def test_the_three_tables_of_the_view_share_one_width() -> None:
+    report = _long_named_report()
+    for width in (80, 120, 160):
+        text = report.render("text", width=width)  # type: ignore[attr-defined]
+        rules = [line for line in text.splitlines() if line.strip().startswith("────")]
+        assert len(rules) == 3 and len({len(r.rstrip()) for r in rules}) == 1, (width, rules)

@@ -157,3 +157,38 @@ def test_the_sampler_stops_when_the_call_raises() -> None:
         sampled_pass(flaky, (), {}, 5)
     assert len(calls) == 2
     assert not any(t.name == "tfdiag-sampler" for t in threading.enumerate())
+
+
+def test_pyinstruments_own_views_name_the_libraries_and_show_the_user_frames() -> None:
+    # #12: the session had an empty sys_path and no CPU time, so pyinstrument's console
+    # view hid every frame under an empty group name and showed "CPU time: 0.000".
+    from pyinstrument.renderers import ConsoleRenderer
+    from pyinstrument.session import Session
+
+    keras = "/venv/lib/python3.11/site-packages/keras/src/trainer.py"
+    record = SamplingRecord(
+        interval_s=0.001,
+        iteration_s=(0.1,),
+        frames=(
+            ("/tmp/job/train.py", 3, "main"),
+            *((keras, 10 * i, f"layer{i}") for i in range(1, 7)),
+            ("/tmp/job/model.py", 5, "call"),
+        ),
+        stacks=(SampledStack((0, 1, 2, 3, 4, 5, 6, 7), 100, 0.1),),
+        cpu_s=0.25,
+    )
+    session = Session.from_json(json.loads(json.dumps(session_json(record, "run"))))
+    text = ConsoleRenderer(unicode=True, color=False, show_all=False).render(session)
+    assert "CPU time: 0.250" in text
+    assert "main  train.py:3" in text and "call  model.py:5" in text  # shown, shortened
+    assert "frames hidden]  keras" in text  # the hidden library frames are named
+
+
+def test_the_sampler_records_the_processes_cpu_time() -> None:
+    def spin() -> None:
+        end = time.process_time() + 0.02
+        while time.process_time() < end:
+            pass
+
+    record = sampled_pass(spin, (), {}, 2, interval_s=0.001)
+    assert record.cpu_s is not None and record.cpu_s >= 0.04 * 0.9

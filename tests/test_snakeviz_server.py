@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -38,11 +39,13 @@ def _free_port() -> int:
 class Server:
     """``python -m tfdiag snakeviz PATH --no-browser --port P`` and its stdout, line by line."""
 
-    def __init__(self, path: Path, port: int, tmp: Path) -> None:
-        env = {**os.environ, "TMPDIR": str(tmp), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    def __init__(
+        self, path: Path, port: int, tmp: Path, *, browser: bool = False, env: Any = None
+    ) -> None:
+        env = {**(env or os.environ), "TMPDIR": str(tmp), "TF_CPP_MIN_LOG_LEVEL": "3"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tfdiag", "snakeviz", str(path), "--no-browser"]
-            + ["--port", str(port)],
+            [sys.executable, "-m", "tfdiag", "snakeviz", str(path), "--port", str(port)]
+            + ([] if browser else ["--no-browser"]),
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -186,3 +189,41 @@ def test_without_a_port_a_busy_default_moves_and_says_where() -> None:
         finally:
             for s in sockets:
                 s.close()
+
+
+def _headless_env(tmp: Path) -> dict[str, str]:
+    """The environment of a machine with no browser, as Python's ``webbrowser`` sees one:
+    no display (no graphical browser is tried), no terminal type (no console browser), no
+    $BROWSER, and a PATH with nothing on it."""
+    gone = {"DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "TERM"}
+    empty = tmp / "bin"
+    empty.mkdir(exist_ok=True)
+    return {**{k: v for k, v in os.environ.items() if k not in gone}, "PATH": str(empty)}
+
+
+@pytest.mark.parametrize("browser_var", [None, "/nonexistent/browser"])
+def test_no_browser_is_one_line_and_it_still_serves(tmp_path: Path, browser_var: str) -> None:
+    """Without --no-browser on a headless machine (#12): one line that names --no-browser,
+    no usage text, no traceback; the address works. Also when $BROWSER names a browser that
+    does not start."""
+    json_path = keras3_predict_report().save(tmp_path / "run")[0]
+    env = _headless_env(tmp_path)
+    if browser_var:
+        env["BROWSER"] = browser_var
+    (tmp_path / "tmp").mkdir()
+    s = Server(json_path, _free_port(), tmp_path / "tmp", browser=True, env=env)
+    try:
+        url = s.url()
+        assert get(url)[0] == 200
+        deadline = time.monotonic() + 10
+        while "--no-browser" not in "".join(s.seen) and time.monotonic() < deadline:
+            try:
+                s.seen.append(s.lines.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        said = [line for line in s.seen if "browser" in line]
+        assert len(said) == 1 and "--no-browser" in said[0], s.seen
+        assert "usage" not in "".join(s.seen) and "Traceback" not in "".join(s.seen)
+        assert s.proc.poll() is None  # still serving
+    finally:
+        s.stop()

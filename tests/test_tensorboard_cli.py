@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from tfdiag.analysis.xprof import parse_overview
+from tfdiag.records.errors import InputError
 
 #: TensorBoard imports TensorFlow before it listens: allow for a slow, shared machine.
 STARTUP_S = 120
@@ -57,6 +58,7 @@ def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
         "demo", "--iterations", "3", "--tf-profiler", "--no-verify", "--save", str(tmp_path / "run")
     )
     assert saved.returncode == 0, saved.stderr
+    before = _listing(tmp_path / "run.tfprofile")
     port = _free_port()
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     log = tmp_path / "tensorboard.log"  # a file, not a pipe: TensorBoard logs every request
@@ -67,7 +69,7 @@ def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
             "-m",
             "tfdiag",
             "tensorboard",
-            str(tmp_path / "run.tfdiag.json"),
+            str(tmp_path / "run.tfprofile"),  # the logdir itself is taken too (#12)
             "--port",
             str(port),
         ],
@@ -105,3 +107,44 @@ def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
         err.close()
     out = proc.communicate()[0] or ""
     assert "bound to 127.0.0.1 only" in out and f"127.0.0.1:{port}" in out
+    # #12: xprof's caches went into the saved logdir, and stderr carried a JSON line per
+    # request, INFO lines and tracebacks about a cache file not written yet
+    assert _listing(tmp_path / "run.tfprofile") == before
+    noise = log.read_text()
+    for line in ('"httpRequest"', "Traceback", ".cached_tools.json", "INFO ", "NOTE: Using"):
+        assert line not in noise, noise[-3000:]
+
+
+def _listing(folder: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(folder)), p.stat().st_size) for p in folder.rglob("*"))
+
+
+def test_tensorboard_takes_a_logdir_and_says_what_it_takes(tmp_path: Path) -> None:
+    from synth import full_set_report
+
+    from tfdiag.frontends.commands.tensorboard import logdir_of
+
+    full_set_report().save(tmp_path / "run")
+    assert logdir_of(tmp_path / "run.tfprofile") == tmp_path / "run.tfprofile"
+    assert logdir_of(tmp_path / "run.tfdiag.json") == tmp_path / "run.tfprofile"
+    alone = tmp_path / "other" / "x.tfprofile"
+    (alone / "plugins" / "profile" / "r").mkdir(parents=True)
+    with pytest.raises(InputError, match="no TF profiler trace"):
+        logdir_of(alone)
+    (alone / "plugins" / "profile" / "r" / "h.xplane.pb").write_bytes(b"trace")
+    assert logdir_of(alone) == alone  # no report beside it: checked as plain files
+    for bad in (tmp_path / "run.prof", tmp_path / "nothing.tfprofile"):
+        with pytest.raises(InputError, match="expected a .tfdiag.json report or its"):
+            logdir_of(bad)
+
+
+def test_the_quiet_stderr_drops_only_xprofs_request_lines() -> None:
+    import io
+
+    from tfdiag.frontends.commands.tensorboard import _Quiet
+
+    out = io.StringIO()
+    quiet = _Quiet(out)
+    quiet.write('{"httpRequest": {"status": 200}}\nTensorBoard 2.21 at http')
+    quiet.write("://127.0.0.1:6006/\n")
+    assert out.getvalue() == "TensorBoard 2.21 at http://127.0.0.1:6006/\n"

@@ -211,3 +211,29 @@ def test_plot_without_matplotlib_is_one_clear_line(
 def test_plot_of_a_report_without_times_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no per-iteration times"):
         report_with([]).plot_timeline(tmp_path / "t.png")
+
+
+def test_a_clipped_cold_iteration_is_named_in_the_legend_not_over_the_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # #12: the "↑ 337.5 ms" label was drawn in the plot, on the line falling from it.
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from tfdiag.render.plot import timeline_png
+
+    figures: list[Figure] = []
+    savefig = Figure.savefig
+
+    def keep(self: Figure, *args: object, **kwargs: object) -> None:
+        figures.append(self)
+        savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    times = [0.3375, *clean(40, seed=3)]
+    timeline_png(report_with(times))
+    (ax,) = figures[0].axes
+    assert list(ax.texts) == []  # nothing written inside the plot area
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("#1 ↑ 337.5 ms" in t for t in legend), legend
+    assert ax.get_ylim()[1] < 337.5  # still clipped, so the rest is not flattened

@@ -122,7 +122,7 @@ def test_bad_fields_are_one_line_errors(path: tuple[Any, ...], value: Any, messa
 
 
 def _finding(fid: str, impact: float, v: Verification | None) -> Finding:
-    return Finding(fid, fid, "high", impact, (), "fix", v)
+    return Finding(fid, fid, "high", impact, (), "fix", verification=v)
 
 
 def test_verified_findings_rank_by_measured_gain_the_others_keep_their_order() -> None:

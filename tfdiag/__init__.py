@@ -21,7 +21,9 @@ from tfdiag.records.catalog import Category, Rule, load_rules
 from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
 from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
 from tfdiag.records.version import __version__
+from tfdiag.results.job import JobResult
 from tfdiag.results.load import load_report, load_result
+from tfdiag.results.merge import merge
 from tfdiag.results.report import Report
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "Category",
     "FindingRule",
     "InputError",
+    "JobResult",
     "Interrupted",
     "ProfilerBusyError",
     "Report",
@@ -43,6 +46,7 @@ __all__ = [
     "load_report",
     "load_result",
     "load_rules",
+    "merge",
     "profile",
 ]
 

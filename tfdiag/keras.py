@@ -11,17 +11,21 @@ import cProfile
 import time
 import warnings
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
+from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
-from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, new_profiler, snapshot
+from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, new_profiler
+from tfdiag.capture.snapshot import snapshot
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock
+from tfdiag.records.distributed import MAX_CYCLES, Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, report_paths
@@ -65,7 +69,7 @@ class ProfileCallback:
     from the start of batch ``first`` to the end of batch ``last``, so the profile
     holds everything ``fit`` did in between (the step, the data iterator, every
     callback). Every other batch of the fit is timed with no profiler attached,
-    for the timeline. The batches right after ``last`` (up to 10) run under the
+    for the timeline. The batches right after ``last`` (up to 5) run under the
     TF profiler, which sees tf.data's threads and the step waiting for input; every
     call TensorFlow makes back into Python (``py_function``, a generator) is timed
     throughout. Works with Keras 3 and tf_keras.
@@ -135,6 +139,14 @@ class ProfileCallback:
         self._probes: BatchProbes | None = None
         self._tracing = False
         self._traced = 0
+        # tf.distribute: the strategy, and each timed batch's cycle and step-function time.
+        self._dist: Distribution | None = None
+        self._cycle_s: list[float] = []
+        self._step_fn_s: list[float] = []
+        self._fn_s: float | None = None
+        self._begin: float | None = None
+        self._plain = False
+        self._tf_note: str | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -154,10 +166,13 @@ class ProfileCallback:
         if callable(fn):
             self._train_function = fn
             self.model.train_function = self._guarded(fn)
-        self._probes = BatchProbes(tf_profiler=self.tf_profiler, clock=self.clock)
+        self._dist = distribution_of(self.model)
+        want_tf, self._tf_note = tf_profiler_choice(self.tf_profiler, self._dist)
+        self._probes = BatchProbes(tf_profiler=want_tf, clock=self.clock)
         self._probes.start()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        self._cycle()
         self._count += 1
         first, last = self.batches
         probes = self._probes
@@ -200,6 +215,7 @@ class ProfileCallback:
             self._timed_s.append(elapsed)
         else:
             self._dropped += 1
+        self._plain = True
 
     def on_train_end(self, logs: Any = None) -> None:
         self._finish()
@@ -233,16 +249,34 @@ class ProfileCallback:
 
     # -- internals -------------------------------------------------------------------
 
+    def _cycle(self) -> None:
+        """A batch starts: the last one's cycle (start to start) and step-function time, when
+        it was timed with no profiler attached and the job is distributed."""
+        now = self.clock()
+        if (
+            self._dist is not None
+            and self._plain
+            and self._begin is not None
+            and self._fn_s is not None
+            and len(self._cycle_s) < MAX_CYCLES
+        ):
+            self._cycle_s.append(now - self._begin)
+            self._step_fn_s.append(self._fn_s)
+        self._begin, self._plain, self._fn_s = now, False, None
+
     def _guarded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """The model's step, detaching the profiler if it raises (fit is aborting)."""
+        """The model's step, timed; detaching the profiler if it raises (fit is aborting)."""
 
         def train_function(*args: Any, **kwargs: Any) -> Any:
+            t0 = self.clock()
             try:
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
             except BaseException as exc:
                 self._failed = f"fit raised {type(exc).__name__} at batch {self._count}"
                 self._finish()
                 raise
+            self._fn_s = self.clock() - t0
+            return out
 
         train_function.__tfdiag_step__ = fn  # type: ignore[attr-defined]
         return train_function
@@ -322,6 +356,8 @@ class ProfileCallback:
             )
         if probes is not None:
             notes += probes.notes
+        if self._tf_note:
+            notes.append(self._tf_note)
         kwargs = [("batches", f"{first}–{last}")]
         kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
         return build_report(
@@ -347,4 +383,11 @@ class ProfileCallback:
             ),
             traces=probes.traced_in(len(profiled)) if probes is not None else (),
             py_callbacks=found.py_callbacks,
+            distribution=(
+                None
+                if self._dist is None
+                else replace(
+                    self._dist, cycle_s=tuple(self._cycle_s), step_fn_s=tuple(self._step_fn_s)
+                )
+            ),
         )

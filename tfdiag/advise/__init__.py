@@ -71,7 +71,7 @@ def check_finding_rules(rules: Iterable[object]) -> tuple[FindingRule, ...]:
     return out  # type: ignore[return-value]
 
 
-def user_spec(rule: FindingRule) -> FindingSpec:
+def user_spec(rule: FindingRule) -> FindingSpec[Context]:
     """The table row of a finding the user defined as data."""
     return FindingSpec(
         rule.id,
@@ -93,7 +93,7 @@ def findings_computed(record: RunRecord) -> tuple[Finding, ...] | None:
 LEAD = 0.15
 
 
-def _rank(spec: FindingSpec, impact: float) -> tuple[int, float]:
+def _rank(spec: FindingSpec[Any], impact: float) -> tuple[int, float]:
     """Steady-state findings that remove a real share of every iteration come first, then
     the conclusion that the model's ops dominate, then minor steady-state ones, then
     one-time costs (whatever the number of iterations, which only scales those)."""
@@ -131,7 +131,7 @@ def _after_their_cause(found: list[Any]) -> list[Any]:
 
 
 def advise(
-    record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec] = FINDINGS
+    record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec[Context]] = FINDINGS
 ) -> tuple[Finding, ...]:
     """Run every detector of ``table``, then the record's own finding rules; findings ranked
     by tier and impact (:func:`_rank`), each with the fix text for what was called."""
@@ -155,7 +155,13 @@ def advise(
         verification = record.verification_of(spec.id)
         out.append(
             Finding(
-                spec.id, spec.title, spec.severity(impact), impact, d.evidence, fix, verification
+                spec.id,
+                spec.title,
+                spec.severity(impact),
+                impact,
+                d.evidence,
+                fix,
+                verification=verification,
             )
         )
     return tuple(by_measured_gain(out))

@@ -3,7 +3,7 @@ tensors on every call."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import functions, pct, python_callbacks, tf_figures
+from tfdiag.advise.evidence import functions, keras_call, pct, python_callbacks, tf_figures
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.attribute import edge_weights
 from tfdiag.analysis.pipeline import Analysis
@@ -91,10 +91,35 @@ def input_bound(ctx: Context) -> Detection | None:
     if pydataset is not None:
         variant, line = pydataset
         evidence.append(line)
+    values = {}
+    elements = _elements_read(report, analysis)
+    if elements is not None and elements[0] >= ctx.threshold("min_elements_per_call"):
+        per, each_s = elements
+        variant, values["elements"] = "per-element", f"{per:.0f}"
+        evidence.append(
+            f"your loop calls the dataset iterator's `next()` {per:.0f}× per call, "
+            f"{each_s * 1e6:.0f} µs each: one element at a time"
+        )
     named = python_callbacks(report)
     if named:
         evidence.append(f"the Python TensorFlow calls back: {named}")
-    return Detection(impact, tuple(evidence), variant=variant)
+    return Detection(impact, tuple(evidence), variant=variant, values=values)
+
+
+def _elements_read(record: RunRecord, analysis: Analysis) -> tuple[float, float] | None:
+    """A user's own loop over a tf.data iterator: ``(next() calls per iteration, seconds
+    each)`` of the busiest iterator; None when Keras reads the data (its steps)."""
+    if keras_call(record, analysis) is not None:
+        return None
+    best: tuple[float, float] | None = None
+    for i, _ in functions(
+        record, "tensorflow/python/data/ops/iterator_ops.py", "OwnedIterator.__next__"
+    ):
+        fn = analysis.steady.functions[i]
+        per = analysis.steady_calls_per_iteration(i)
+        if fn.calls and (best is None or per > best[0]):
+            best = (per, fn.cum_s / fn.calls)
+    return best
 
 
 def _waiting_without_tf(record: RunRecord, analysis: Analysis) -> tuple[float, str]:

@@ -62,7 +62,7 @@ def tf_figures(record: RunRecord) -> OpFigures | None:
 
 # -- the Keras call and its steps -----------------------------------------------------------
 
-_KERAS_ENTRY_FILES = (
+KERAS_ENTRY_FILES = (
     "keras/src/backend/tensorflow/trainer.py",
     "keras/src/trainers/trainer.py",
     "tf_keras/src/engine/training.py",
@@ -90,7 +90,7 @@ def keras_call(record: RunRecord, analysis: Analysis) -> KerasCall | None:
     if kind is not CallKind.OTHER:
         return KerasCall(kind, record.call.method, 1.0, looped=False)
     best: tuple[float, int] | None = None
-    for path in _KERAS_ENTRY_FILES:
+    for path in KERAS_ENTRY_FILES:
         for method in _KERAS_METHODS:
             for i, _ in functions(record, path, method):
                 per = analysis.steady_calls_per_iteration(i)
@@ -152,23 +152,38 @@ class Steps:
         return self.epochs / max(self.calls, 1.0)
 
 
+#: The steps that belong to a Keras method: ``fit``'s are its training steps even when its
+#: validation runs more (test) steps per epoch.
+_STEPS_OF = {CallKind.FIT: "train", CallKind.EVALUATE: "test", CallKind.PREDICT: "predict"}
+
+
 def keras_steps(record: RunRecord, analysis: Analysis) -> Steps | None:
-    """The steps of the Keras loop in the run (the busiest of train/test/predict)."""
-    found: Steps | None = None
-    for kind, hook in _HOOKS.items():
-        per = max(
-            (per_iteration(analysis, functions(record, f, hook)) for f in _CALLBACK_FILES),
-            default=0.0,
-        )
-        if per > 0 and (found is None or per > found.per_iteration):
-            epochs = max(
-                per_iteration(analysis, functions(record, f, "*CallbackList.on_epoch_begin"))
-                for f in _CALLBACK_FILES
-            )
-            call = keras_call(record, analysis)
-            calls = call.per_iteration if call is not None else 1.0
-            found = Steps(per, epochs if kind == "train" else calls, kind, calls)
-    return found
+    """The steps of the Keras loop in the run: the Keras call's own kind of step when it
+    makes some (``fit``'s training steps), else the busiest of train/test/predict."""
+    call = keras_call(record, analysis)
+    calls = call.per_iteration if call is not None else 1.0
+    counts = {kind: step_hooks_per_iteration(record, analysis, kind) for kind in _HOOKS}
+    own = _STEPS_OF.get(call.kind) if call is not None else None
+    if own is not None and counts[own] > 0:
+        kind = own
+    else:
+        kind = max(counts, key=lambda k: counts[k])
+        if counts[kind] <= 0:
+            return None
+    epochs = max(
+        per_iteration(analysis, functions(record, f, "*CallbackList.on_epoch_begin"))
+        for f in _CALLBACK_FILES
+    )
+    return Steps(counts[kind], epochs if kind == "train" else calls, kind, calls)
+
+
+def step_hooks_per_iteration(record: RunRecord, analysis: Analysis, kind: str) -> float:
+    """Keras' per-batch hook calls of ``kind`` (``train``/``test``/``predict``) per steady
+    iteration: the steps of that kind."""
+    return max(
+        (per_iteration(analysis, functions(record, f, _HOOKS[kind])) for f in _CALLBACK_FILES),
+        default=0.0,
+    )
 
 
 def graph_calls_per_iteration(record: RunRecord, analysis: Analysis) -> float:

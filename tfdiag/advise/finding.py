@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.report import RunRecord
@@ -54,6 +54,8 @@ class Finding:
     impact: float
     evidence: tuple[str, ...]
     fix: str
+    #: Fields beside the text, in JSON (a straggler's ``slow_workers``).
+    data: tuple[tuple[str, Any], ...] = ()
     verification: Verification | None = None
 
 
@@ -76,6 +78,8 @@ class Detection:
     variant: str | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
     part_of: str | None = None
+    #: Fields the finding carries in JSON beside its text (``slow_workers``).
+    data: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,11 +96,14 @@ class Context:
 
 
 Detector = Callable[[Context], "Detection | None"]
+#: What a detector reads: a :class:`Context` (one run) or a job's (:mod:`tfdiag.advise.job`).
+C = TypeVar("C")
 
 
 @dataclass(frozen=True)
-class FindingSpec:
-    """One row of the findings table.
+class FindingSpec(Generic[C]):
+    """One row of a findings table (``C``: what its detector reads, one run's
+    :class:`Context` for the per-run table).
 
     Attributes:
         id: stable id (``per-call-input-pipeline``).
@@ -115,7 +122,7 @@ class FindingSpec:
 
     id: str
     title: str
-    detect: Detector
+    detect: Callable[[C], Detection | None]
     fixes: Mapping[str, str]
     thresholds: Mapping[str, float] = field(default_factory=dict)
     bands: tuple[float, float] = (0.3, 0.1)

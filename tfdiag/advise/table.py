@@ -12,7 +12,7 @@ steady-state finding follows it, ``first`` when it leads ahead of some.
 from __future__ import annotations
 
 from tfdiag.advise import calls, data, graphs, timeline, work
-from tfdiag.advise.finding import FindingSpec
+from tfdiag.advise.finding import Context, FindingSpec
 
 MEASURE_ON_YOUR_MODEL = (
     " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
@@ -24,7 +24,7 @@ _RETRACE_SHAPE = (
     "a few fixed shapes (`drop_remainder=True` for a short last batch)."
 )
 
-FINDINGS: tuple[FindingSpec, ...] = (
+FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-call-input-pipeline",
         "A data adapter / tf.data pipeline is built on every call",
@@ -63,6 +63,11 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "Many short epochs: starting each epoch costs more than its steps",
         calls.per_epoch_overhead,
         fixes={
+            "validation": "Each `fit` runs {epochs} epochs of {steps} step(s) and validates after "
+            "every one ({validation_steps} validation step(s), a new iterator and the test "
+            "callbacks each time): pass `validation_freq=N` to `fit` to validate every N epochs "
+            "(or fewer `validation_steps`), and use fewer, longer epochs: repeat the data "
+            "(`ds.repeat()`) and set `steps_per_epoch`, or divide `epochs` accordingly.",
             "other": "Each `fit` runs {epochs} epochs of {steps} step(s): every epoch re-creates "
             "the data iterator and runs the epoch callbacks. Use fewer, longer epochs: repeat the "
             "data (`ds.repeat()`, or `np.tile` for arrays) and set `steps_per_epoch`, or divide "
@@ -216,7 +221,10 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "`__getitem__` cheaper (vectorise it, read pre-decoded or cached data).",
             "sequence": "The `Sequence` prepares batches on the training thread: tf_keras "
             "takes its workers in `fit()`: `model.fit(seq, workers=4, use_multiprocessing=True)` "
-            "(multiprocessing for CPU-heavy Python), so batches are made while the model trains.",
+            "(multiprocessing for CPU-heavy Python), so batches are made while the model trains. "
+            "The pool is started anew by every `fit` call and stopped at its end, so for `fit` "
+            "calls of under a few seconds make `__getitem__` cheaper (vectorise it, cache "
+            "decoded data) instead.",
             "sequence-workers": "The `Sequence` already has several workers and still cannot "
             "keep up: pass `use_multiprocessing=True` to `fit()` for CPU-heavy Python (threads "
             "share the GIL), or make `__getitem__` cheaper (vectorise it, read pre-decoded or "
@@ -226,6 +234,11 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
             "Add `.cache()` after expensive steps that give the same result every epoch "
             "(decoding, resizing) and `.prefetch(tf.data.AUTOTUNE)` last.",
+            "per-element": "Your loop reads the dataset one element at a time ({elements} "
+            "`next()` calls per call), each a round trip from Python into tf.data: `batch()` the "
+            "dataset and work on whole batches (a vectorised `map` after `batch`), or run the "
+            "loop inside one `tf.function` (`for x in ds:` there, or `ds.reduce`). "
+            "`num_parallel_calls` and `prefetch` do not remove the per-element cost.",
             "read": "Reading the files is the bottleneck: read several in parallel "
             "(`interleave(..., num_parallel_calls=tf.data.AUTOTUNE)`), `prefetch(tf.data."
             "AUTOTUNE)`, and `cache()` once decoded if it fits in memory or on local disk.",
@@ -234,10 +247,12 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "expensive steps that give the same result every epoch (decoding, resizing), and "
             "`batch()` before a vectorized `map` rather than mapping element by element.",
         },
-        thresholds={"min_share": 0.10},
+        thresholds={"min_share": 0.10, "min_elements_per_call": 100},
         when="with the TF profiler: XProf's input time (the step waiting for its next batch) "
         "is ≥ `min_share` of the step; without it: reading the next batch, or the user's "
-        "data code run by Keras, takes ≥ `min_share` of steady state",
+        "data code run by Keras, takes ≥ `min_share` of steady state. A user's loop that calls "
+        "the iterator's `next()` ≥ `min_elements_per_call` times per call reads element by "
+        "element (the per-element fix)",
     ),
     FindingSpec(
         "conversion-overhead",
@@ -265,6 +280,15 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "user": "Your callback's per-batch hook runs on every batch, in line with the "
             "steps: move the work to `on_epoch_end`, or do it every N batches "
             "(`if batch % 100 == 0:`), and keep it out of the training thread if it is I/O.",
+            "user-evaluate": "Your callback calls `model.evaluate`, which builds a data pipeline, "
+            "an iterator and its own callbacks on every call: evaluate a held batch with "
+            "`model.test_on_batch(x, y)` (or a `tf.function` of `model(x, training=False)` and "
+            "the loss, built once), less often (`on_epoch_end`, every N batches), or pass "
+            "`validation_data` and `validation_freq` to `fit`.",
+            "user-predict": "Your callback calls `model.predict`, which builds a data pipeline, "
+            "an iterator and its own callbacks on every call: call `model(x, training=False)` "
+            "(or `model.predict_on_batch(x)`, or a `tf.function` of it built once) on a held "
+            "batch, and less often (`on_epoch_end`, every N batches).",
             "progbar": "`verbose=1` redraws the progress bar every batch: pass `verbose=2` (one "
             "line per epoch) or `verbose=0`.",
             "keras": "A Keras callback does per-batch work: log per epoch (`TensorBoard("

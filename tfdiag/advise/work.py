@@ -3,7 +3,7 @@ model's own ops, and one-time build cost."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import functions, pct, tf_figures
+from tfdiag.advise.evidence import KERAS_ENTRY_FILES, category_of, functions, pct, tf_figures
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
@@ -51,7 +51,54 @@ def callback_overhead(ctx: Context) -> Detection | None:
     heaviest, variant = _heaviest_callback(ctx.record, analysis)
     if heaviest:
         evidence.append(heaviest)
-    return Detection(share, tuple(evidence), variant=variant)
+    values = {}
+    nested = _keras_call_in_callback(report, analysis)
+    if nested is not None:
+        method, per, nested_share = nested
+        variant = "user-" + method
+        values["method"] = method
+        evidence.append(
+            f"your callback calls `model.{method}` {per:.3g}× per iteration: "
+            f"{pct(nested_share)} of steady-state time, a data pipeline and callbacks per call"
+        )
+    return Detection(share, tuple(evidence), variant=variant, values=values)
+
+
+def _from_user_hooks(analysis: Analysis, i: int, depth: int = 3) -> float:
+    """Steady seconds of ``i`` called from a user's ``on_*`` method, through up to
+    ``depth`` wrapper frames (Keras' traceback filter)."""
+    total = 0.0
+    for e in analysis.steady.functions[i].callers:
+        caller = analysis.steady.functions[e.caller]
+        if is_user_code(caller.file) and "on_" in caller.name:
+            total += e.cum_s
+        elif depth > 0 and category_of(analysis, e.caller) is Category.WRAPPER:
+            share = e.cum_s / caller.cum_s if caller.cum_s > 0 else 0.0
+            total += min(share, 1.0) * _from_user_hooks(analysis, e.caller, depth - 1)
+    return total
+
+
+#: Keras methods a user's callback calls that build a whole input pipeline per call.
+_NESTED_METHODS = ("predict", "evaluate")
+
+
+def _keras_call_in_callback(
+    record: RunRecord, analysis: Analysis
+) -> tuple[str, float, float] | None:
+    """``model.predict``/``evaluate`` called from the user's own code under a callback hook
+    (not fit's own validation): ``(method, calls per iteration, steady share)``."""
+    best: tuple[str, float, float] | None = None
+    for path in KERAS_ENTRY_FILES:
+        for method in _NESTED_METHODS:
+            for i, _ in functions(record, path, method):
+                user_s = _from_user_hooks(analysis, i)
+                if user_s <= 0:
+                    continue
+                per = analysis.steady_calls_per_iteration(i)
+                share = min(analysis.of_steady(user_s), 1.0)
+                if best is None or share > best[2]:
+                    best = (method, per, share)
+    return best
 
 
 def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None]:
@@ -102,19 +149,27 @@ def _owner(record: RunRecord, analysis: Analysis, i: int) -> tuple[str, str] | N
 def compute_bound(ctx: Context) -> Detection | None:
     """The model's own ops take most of the time. Only the TF profiler can say so: without
     it, time inside a graph call may be waiting (for input, for Python ops, for another
-    replica) as much as computing."""
+    replica) as much as computing.
+
+    The share is of the traced step's wall time, or of the median iteration no tracer slowed
+    when that is shorter: the profiler's own cost (and a traced step slowed by a busy
+    machine) lengthens the wall around the ops, and one such step must not decide it."""
     figures = tf_figures(ctx.record)
     if figures is None or figures.wall_s <= 0:
         return None
-    share = figures.compute_share
-    if share < ctx.threshold("min_share") or figures.input_wait_share >= ctx.threshold(
-        "max_input_wait"
-    ):
+    wall, basis = figures.wall_s, "per traced iteration"
+    median = ctx.record.timing.median_s
+    if median and 0 < median < wall:
+        wall, basis = median, "per unprofiled iteration (median)"
+    share = min(figures.compute_s / wall, 1.0)
+    input_wait = min(figures.input_wait_s / wall, 1.0)
+    if share < ctx.threshold("min_share") or input_wait >= ctx.threshold("max_input_wait"):
         return None
+    threads = "; op time is summed over threads" if figures.compute_s > wall else ""
     evidence = (
         f"TF profiler: the model's ops take {figures.compute_s * 1e3:.1f} ms of "
-        f"{figures.wall_s * 1e3:.1f} ms per iteration ({pct(share)} of wall time); waiting for "
-        f"input {pct(figures.input_wait_share)}; tf.data ops and Python ops not counted",
+        f"{wall * 1e3:.1f} ms {basis} ({pct(share)}{threads}); waiting for input "
+        f"{pct(input_wait)}; tf.data ops and Python ops not counted",
     )
     return Detection(share, evidence)
 

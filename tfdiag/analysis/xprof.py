@@ -126,6 +126,20 @@ class OpStats:
     op_rows: int
     eager_op_s: float = 0.0
     collective_op_s: float = 0.0
+    #: ``(op type, occurrences, self seconds)`` of each collective op type, by self time.
+    collective_ops: tuple[tuple[str, int, float], ...] = ()
+
+
+def collectives_by_type(ops: Sequence[OpRow]) -> tuple[tuple[str, int, float], ...]:
+    """The collective ops summed by type (``CollectiveReduceV2``...), by self time."""
+    by_type: dict[str, list[float]] = {}
+    for o in ops:
+        if is_collective_op(o.type):
+            row = by_type.setdefault(o.type, [0, 0.0])
+            row[0] += o.occurrences
+            row[1] += o.self_s
+    rows = [(t, int(n), s) for t, (n, s) in by_type.items()]
+    return tuple(sorted(rows, key=lambda r: r[2], reverse=True))
 
 
 def parse_op_stats(doc: Any) -> OpStats:
@@ -164,6 +178,7 @@ def parse_op_stats(doc: Any) -> OpStats:
         op_rows=len(ops),
         eager_op_s=eager_s,
         collective_op_s=sum(o.self_s for o in ops if is_collective_op(o.type)),
+        collective_ops=collectives_by_type(ops),
     )
 
 
@@ -281,7 +296,32 @@ def tf_profile_from_tools(
         py_funcs=py_funcs,
         eager_op_s=ops.eager_op_s,
         collective_op_s=ops.collective_op_s,
+        collective_ops=ops.collective_ops,
     )
 
 
 # -- derived views -----------------------------------------------------------------
+
+
+_PS = 1e-12
+
+
+def step_cycles(
+    steps: Sequence[tuple[int, int]], inner: Sequence[tuple[int, int]]
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Each step's cycle and step-function time, in seconds, from a trace's events.
+
+    ``steps`` are the step markers ``(start, duration)`` in picoseconds (tf_keras' ``train``
+    around one batch, callbacks included), ``inner`` the step-function events (its
+    ``train_function``). Returns ``(cycle_s, step_fn_s)`` for every step but the last (a
+    cycle runs from one step's start to the next's): the step function is the inner events
+    that start inside the step, or the whole step when it has none.
+    """
+    ordered = sorted(steps)
+    fns = sorted(inner)
+    cycles, in_fn = [], []
+    for (start, duration), (nxt, _) in zip(ordered, ordered[1:]):
+        own = [d for s, d in fns if start <= s <= start + duration]
+        cycles.append((nxt - start) * _PS)
+        in_fn.append((sum(own) if own else duration) * _PS)
+    return tuple(cycles), tuple(in_fn)

@@ -10,6 +10,7 @@ from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
+from tfdiag.records.distributed import Distribution
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
 from tfdiag.records.stats import ProfileStats
@@ -46,6 +47,7 @@ def build_report(
     probes: Probes | None = None,
     traces: tuple[TraceEvent, ...] = (),
     py_callbacks: tuple[PyCallback, ...] = (),
+    distribution: Distribution | None = None,
 ) -> Report:
     return Report(
         call=call,
@@ -62,4 +64,5 @@ def build_report(
         probes=probes,
         traces=traces,
         py_callbacks=py_callbacks,
+        distribution=distribution,
     )

@@ -24,8 +24,12 @@ from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.probes import SamplingRecord, TfProfile
 
-#: The TF profiler traces at most this many steps (the TF guide: "no more than 10").
-MAX_TRACED_STEPS = 10
+#: The label of the step that reads the TF profiler's trace (the progress callback's).
+READING = "reading the TF profile"
+
+#: The TF profiler traces at most this many steps (the TF guide: "no more than 10"; xprof's
+#: reading grows with the trace, and 5 steps give the op shares: benchmarks/diagnosis_cost.py).
+MAX_TRACED_STEPS = 5
 
 
 def traced_steps(n: int) -> int:
@@ -57,12 +61,14 @@ def observe(
     tf_profiler: bool,
     clock: Clock,
     into: Observation | None = None,
+    tick: Callable[[str], None] | None = None,
 ) -> Observation:
     """Run ``fn`` ``n`` times, timed, with the probes asked for.
 
     A probe that cannot run leaves a note and the pass goes on without it; whatever
     ``fn`` raises propagates with every probe stopped. ``into`` receives the times as they
-    are measured (what an interrupted run keeps).
+    are measured (what an interrupted run keeps). ``tick("timed")`` follows each call,
+    outside its timing; ``tick(READING)`` comes before the trace is read.
     """
     out = into if into is not None else Observation()
     sampler = None
@@ -79,12 +85,13 @@ def observe(
             out.notes.append(f"TF profiler probe: {exc}")
     export_s: float | None = None
     callbacks = CallbackRecorder(clock)
+    after = None if tick is None else (lambda: tick("timed"))
     try:
         with hooked(callbacks):
-            _timed_block(fn, args, kwargs, n, clock, trace, out)
+            _timed_block(fn, args, kwargs, n, clock, trace, out, after)
             if out.traced and trace is not None and trace.running:
                 export_s = _stop_trace(trace, clock, out)
-            _calls(fn, args, kwargs, n - len(out.times), out.times, clock)
+            _calls(fn, args, kwargs, n - len(out.times), out.times, clock, after=after)
     except BaseException:
         if trace is not None:  # its trace, written or not, is never read: remove it
             trace.abort()
@@ -95,6 +102,8 @@ def observe(
             sampler.stop()
             out.sampling = sampler.record(tuple(out.times))
     if trace is not None and export_s is not None:
+        if tick is not None:
+            tick(READING)
         try:
             out.tf_profile, out.trace_files = trace.read(out.times[: out.traced], export_s)
         except ProbeError as exc:
@@ -110,13 +119,14 @@ def _timed_block(
     clock: Clock,
     trace: TfTrace | None,
     out: Observation,
+    after: Callable[[], None] | None,
 ) -> None:
     """The first block of the pass, under the TF profiler when it started."""
     if trace is None:
         return
     out.traced = traced_steps(n)
     try:
-        _calls(fn, args, kwargs, out.traced, out.times, clock, step=trace.step)
+        _calls(fn, args, kwargs, out.traced, out.times, clock, step=trace.step, after=after)
     except BaseException:
         trace.abort()
         raise

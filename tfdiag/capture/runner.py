@@ -21,15 +21,16 @@ from typing import Any
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import describe_call
-from tfdiag.capture.observe import Observation, observe
+from tfdiag.capture.observe import READING, Observation, observe
+from tfdiag.capture.snapshot import snapshot
 from tfdiag.capture.traces import TraceRecorder, recording
 from tfdiag.measure.verify import DEFAULT_BUDGET_S, VerifySettings, check_budget, verify_report
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
-from tfdiag.records.clock import Clock
+from tfdiag.records.clock import Clock, Progress
 from tfdiag.records.errors import InputError, ProfilerBusyError
 from tfdiag.records.probes import Probes
-from tfdiag.records.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
+from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
 
 #: More iterations than this is a typo, not a profile.
@@ -71,58 +72,6 @@ def busy_reason() -> str | None:
     return None
 
 
-_OWN_FRAMES = frozenset({"<method 'disable' of '_lsprof.Profiler' objects>"})
-
-
-def _label(code: Any) -> FunctionKey:
-    if isinstance(code, str):
-        return ("~", 0, code)
-    return (code.co_filename, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))
-
-
-def snapshot(profiler: cProfile.Profile) -> ProfileStats:
-    """The profiler's table keyed by (file, line, *qualified* name), without tfdiag's frames.
-
-    Like ``cProfile.Profile.snapshot_stats`` but with ``co_qualname``, so two
-    methods both called ``predict`` stay apart; code objects that share a key
-    (two lambdas on one line) are summed.
-    """
-    totals: dict[FunctionKey, list[float]] = {}
-    edges: dict[FunctionKey, dict[FunctionKey, list[float]]] = {}
-    for entry in profiler.getstats():
-        key = _label(entry.code)
-        if key[2] in _OWN_FRAMES:
-            continue
-        t = totals.setdefault(key, [0, 0, 0.0, 0.0])
-        t[0] += entry.callcount
-        t[1] += entry.callcount - entry.reccallcount
-        t[2] += entry.inlinetime
-        t[3] += entry.totaltime
-        for sub in entry.calls or ():
-            callee = _label(sub.code)
-            if callee[2] in _OWN_FRAMES:
-                continue
-            e = edges.setdefault(callee, {}).setdefault(key, [0, 0, 0.0, 0.0])
-            e[0] += sub.callcount
-            e[1] += sub.callcount - sub.reccallcount
-            e[2] += sub.inlinetime
-            e[3] += sub.totaltime
-    keys = list(totals)
-    index = {k: i for i, k in enumerate(keys)}
-    functions = []
-    for key in keys:
-        calls, pcalls, self_s, cum_s = totals[key]
-        callers = tuple(
-            CallerEdge(index[c], int(v[0]), int(v[1]), v[2], v[3])
-            for c, v in edges.get(key, {}).items()
-            if c in index
-        )
-        functions.append(
-            FunctionStat(key[0], key[1], key[2], int(calls), int(pcalls), self_s, cum_s, callers)
-        )
-    return ProfileStats(tuple(functions))
-
-
 def _check_iterations(iterations: object) -> int:
     if isinstance(iterations, bool) or not isinstance(iterations, int):
         raise InputError(f"iterations must be an integer, got {iterations!r}")
@@ -134,10 +83,12 @@ def _check_iterations(iterations: object) -> int:
 
 
 def profiled_iterations(n: int) -> int:
-    """How many of the ``n`` iterations run under cProfile: half of them (at least 3, the
-    fewest that tell per-iteration from build cost), so the whole default diagnosis costs
-    at most about twice the ``n`` plain iterations (benchmarks/overhead.py)."""
-    return min(n, max(MIN_PROFILED, math.ceil(n / 2)))
+    """How many of the ``n`` iterations run under cProfile: a quarter of them (at least 3,
+    the fewest that tell per-iteration from build cost; cProfile's counts are exact, so a
+    few iterations classify as well as many), so the whole default diagnosis costs at most
+    about twice the ``n`` plain iterations, its fixed costs included (benchmarks/
+    diagnosis_cost.py)."""
+    return min(n, max(MIN_PROFILED, math.ceil(n / 4)))
 
 
 #: The fewest profiled iterations that tell "called twice" from "once per iteration".
@@ -165,6 +116,7 @@ def profile(
     tf_profiler: bool | None = None,
     verify: bool = False,
     verify_s: float = DEFAULT_BUDGET_S,
+    progress: bool = True,
     **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and explain where its time goes.
@@ -190,6 +142,9 @@ def profile(
         tf_profiler: trace the first block of the timed pass with the TensorFlow profiler
             and read it with xprof (op time vs wall time, input waits, top ops, XProf's
             verdict). ``None`` (default): on when the call uses TensorFlow.
+        progress: a transient progress bar on stderr, on a terminal or in a notebook only,
+            updated between calls (never inside a timed one); ``False`` or
+            ``TFDIAG_PROGRESS=0``: none.
         verify: then build each finding's mechanical fix on this call, time it against the
             call as written (compare's engine) and check it; the result is each finding's
             ``verification`` (docs/verify.md). Training fixes run on clones of the model.
@@ -207,20 +162,25 @@ def profile(
     budget = check_budget(verify_s)
     if not isinstance(verify, bool):
         raise InputError(f"verify must be True or False, got {verify!r}")
-    report = profile_call(
-        fn,
-        args,
-        kwargs,
-        iterations=iterations,
-        rules=rules,
-        findings=findings,
-        sampling=sampling,
-        tf_profiler=tf_profiler,
-    )
+    from tfdiag.render.progress import progress_bar
+
+    with progress_bar("tfdiag.profile", enabled=progress) as on_step:
+        report = profile_call(
+            fn,
+            args,
+            kwargs,
+            iterations=iterations,
+            rules=rules,
+            findings=findings,
+            sampling=sampling,
+            tf_profiler=tf_profiler,
+            on_step=on_step,
+        )
     if not verify:
         return report
     try:
-        return verify_report(report, fn, args, kwargs, settings=VerifySettings(budget_s=budget))
+        settings = VerifySettings(budget_s=budget)
+        return verify_report(report, fn, args, kwargs, settings=settings, progress=progress)
     except KeyboardInterrupt:
         raise Interrupted(
             "interrupted while verifying: .report is complete, unverified", report
@@ -238,11 +198,14 @@ def profile_call(
     sampling: bool | None = None,
     tf_profiler: bool | None = None,
     clock: Clock = time.perf_counter,
+    on_step: Progress | None = None,
 ) -> Report:
     """:func:`profile` with the arguments as a tuple and a dict, and the clock injectable.
 
     Every time in the report — cProfile's, the timed pass's, the probes' — is read
-    from ``clock``; a fake clock makes them exact in tests.
+    from ``clock``; a fake clock makes them exact in tests. ``on_step(done, total, label)``
+    is called after each call, outside its timing and with cProfile off, and before the
+    TF profiler's trace is read.
     """
     kwargs = dict(kwargs or {})
     if not callable(fn):
@@ -259,7 +222,8 @@ def profile_call(
     finding_rules = check_finding_rules(findings)
     want_sampling = _probe_flag(sampling, "sampling")
     want_tf = _probe_flag(tf_profiler, "tf_profiler")
-    run = _Run(fn, args, kwargs, n, clock)  # describes the call: user code (a __repr__) may raise
+    # _Run describes the call: user code (a __repr__) may raise
+    run = _Run(fn, args, kwargs, n, clock, on_step)
     reason = busy_reason()
     if reason is not None:
         raise ProfilerBusyError(reason)
@@ -317,9 +281,11 @@ class _Run:
         kwargs: dict[str, Any],
         n: int,
         clock: Clock,
+        on_step: Progress | None = None,
     ) -> None:
         self.fn, self.args, self.kwargs, self.n, self.clock = fn, args, kwargs, n, clock
         self.p = profiled_iterations(n)
+        self.on_step, self.steps, self.done = on_step, 1 + self.p + n, 0
         self.call = describe_call(fn, args, kwargs)
         self.profiler = new_profiler(clock)
         self.profiled: list[float] = []
@@ -360,6 +326,19 @@ class _Run:
         self.profiled.append(self.clock() - t0)
         if i == 0:
             self.cold = snapshot(self.profiler)
+        if self.on_step is not None:
+            self.tick(f"profiled {i}/{self.p}" if i else "cold call")
+
+    def tick(self, label: str) -> None:
+        """One step done (a call, or the trace about to be read): the progress callback."""
+        if self.on_step is None:
+            return
+        if label == READING:
+            self.steps += 1
+        elif label == "timed":
+            label = f"timed {len(self.observed.times)}/{self.n}"
+        self.done += 1
+        self.on_step(self.done, self.steps, label)
 
     def observe_pass(self, *, sampling: bool, tf_profiler: bool) -> None:
         """N iterations without cProfile: timed, sampled, the first block TF-profiled."""
@@ -372,6 +351,7 @@ class _Run:
             tf_profiler=tf_profiler,
             clock=self.clock,
             into=self.observed,
+            tick=None if self.on_step is None else self.tick,
         )
 
     def report(

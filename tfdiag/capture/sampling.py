@@ -35,10 +35,13 @@ def _calls(
     out: list[float],
     clock: Clock,
     step: Callable[[int], AbstractContextManager[Any]] | None = None,
+    after: Callable[[], None] | None = None,
 ) -> None:
     """The loop the sampler recognises as tfdiag's own frame (the stack is cut below it).
 
-    ``step(i)``, when given, wraps call ``i`` (the TF profiler's step marker).
+    ``step(i)``, when given, wraps call ``i`` (the TF profiler's step marker); ``after()``
+    follows each call, outside its timing (a progress bar's update: :func:`_after`, whose
+    samples count as outside the call).
     """
     for i in range(n):
         around = step(i) if step is not None else nullcontext()
@@ -46,9 +49,16 @@ def _calls(
         with around:
             fn(*args, **kwargs)
         out.append(clock() - t0)
+        if after is not None:
+            _after(after)
+
+
+def _after(after: Callable[[], None]) -> None:
+    after()
 
 
 _LOOP_CODE = _calls.__code__
+_AFTER_CODE = _after.__code__
 
 
 class ThreadSampler:
@@ -72,8 +82,10 @@ class ThreadSampler:
         self._target = threading.get_ident()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tfdiag-sampler", daemon=True)
+        self._cpu0: float | None = None
 
     def start(self) -> None:
+        self._cpu0 = time.process_time()
         self._thread.start()
 
     def stop(self) -> None:
@@ -96,7 +108,7 @@ class ThreadSampler:
         codes = _codes(frame, _LOOP_CODE)
         if codes is None:
             return  # not inside tfdiag's loop: nothing of the call to record
-        if not codes:
+        if not codes or codes[0] is _AFTER_CODE:  # between two calls
             self.outside_s += elapsed
             return
         entry = self.stacks.setdefault(codes, [0, 0.0])
@@ -117,6 +129,7 @@ class ThreadSampler:
             frames=tuple(index),
             stacks=tuple(stacks),
             outside_s=self.outside_s,
+            cpu_s=None if self._cpu0 is None else max(time.process_time() - self._cpu0, 0.0),
         )
 
 

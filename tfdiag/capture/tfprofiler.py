@@ -38,14 +38,18 @@ HOST_TRACER_LEVEL = 1
 STEP_NAME = "tfdiag-step"
 GRAPH_BUILDING = "tf.function-graph_building"
 TOOLS = ("framework_op_stats", "overview_page", "input_pipeline_analyzer")
-#: xprof caches its analysis in the logdir and serves the cache to every later read unless
-#: told not to (a second trace in the same folder would get the first one's tables).
+#: xprof caches its analysis (``ALL_HOSTS.op_stats_v2.pb``) in the logdir and serves it to
+#: every later read unless told not to. The first tool of a trace is read fresh (a second
+#: trace in the same folder must not get the first one's tables), which writes the cache;
+#: the other tools reuse it (about 0.1 s instead of 0.5 s for the three, benchmarks/
+#: diagnosis_cost.py's fixed cost).
 XPROF_OPTIONS = {"use_saved_result": False}
+XPROF_CACHED = {"use_saved_result": True}
 
 TraceFiles = tuple[tuple[str, bytes], ...]
 
 
-def _import_xprof() -> Any:
+def import_xprof() -> Any:
     try:
         from xprof.convert import raw_to_tool_data
     except ImportError:
@@ -79,7 +83,7 @@ class TfTrace:
             ProbeError: xprof or TensorFlow is missing, another profiler session is running,
                 or the profiler does not start.
         """
-        xprof = _import_xprof()
+        xprof = import_xprof()
         try:
             import tensorflow as tf
         except ImportError:
@@ -158,12 +162,12 @@ def _xspaces(files: TraceFiles) -> Iterator[Any]:
 
 
 @dataclass(frozen=True)
-class _Scan:
+class TraceScan:
     graph_builds_per_step: tuple[int, ...] | None
     py_funcs: PyFuncs | None
 
 
-def _scan(files: TraceFiles) -> _Scan:
+def scan_trace(files: TraceFiles) -> TraceScan:
     """What the XSpace itself tells beyond xprof's tables: graph builds inside each traced
     step, and where ``tf.py_function`` ops ran: on tf.data's threads (``tf_data_*`` lines,
     or inside an iterator's event) or in the steps' own graphs and ops."""
@@ -198,9 +202,9 @@ def _scan(files: TraceFiles) -> _Scan:
                     seconds[key] += duration * 1e-12
                     counts[key] += 1
     if not seen:
-        return _Scan(None, None)
+        return TraceScan(None, None)
     funcs = PyFuncs(seconds["pipeline"], counts["pipeline"], seconds["step"], counts["step"])
-    return _Scan(events_per_step(sorted(steps), builds), funcs)
+    return TraceScan(events_per_step(sorted(steps), builds), funcs)
 
 
 def _read(
@@ -210,18 +214,29 @@ def _read(
     if not paths:
         raise ProbeError("the TF profiler wrote no trace")
     files = tuple((str(p.relative_to(logdir)), p.read_bytes()) for p in paths)
+    return read_tools(xprof, paths, times, export_s, scan_trace(files)), files
+
+
+def read_tools(
+    xprof: Any, paths: Sequence[Path], times: Sequence[float], export_s: float, scan: TraceScan
+) -> TfProfile:
+    """xprof's tools on the trace files ``paths``, read into one record.
+
+    Raises:
+        ProbeError: xprof could not read them, or its output has an unexpected shape.
+    """
     docs = {}
-    for tool in TOOLS:
+    for n, tool in enumerate(TOOLS):
+        options = XPROF_CACHED if n else XPROF_OPTIONS
         try:
-            data, _ = xprof.xspace_to_tool_data([str(p) for p in paths], tool, XPROF_OPTIONS)
+            data, _ = xprof.xspace_to_tool_data([str(p) for p in paths], tool, options)
             docs[tool] = json.loads(data) if data else None
         except Exception as exc:
             raise ProbeError(f"xprof could not read the trace ({tool}: {exc})") from None
         if docs[tool] is None and tool != "input_pipeline_analyzer":
             raise ProbeError(f"xprof could not read the trace ({tool} is empty)")
-    scan = _scan(files)
     try:
-        record = tf_profile_from_tools(
+        return tf_profile_from_tools(
             docs["framework_op_stats"],
             docs["overview_page"],
             input_doc=docs["input_pipeline_analyzer"],
@@ -233,7 +248,6 @@ def _read(
         )
     except XprofFormatError as exc:
         raise ProbeError(f"xprof's output has an unexpected shape ({exc})") from None
-    return record, files
 
 
 def traced_pass(

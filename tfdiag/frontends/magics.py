@@ -99,6 +99,20 @@ def call_parts(
     return fn, tuple(args), kwargs
 
 
+#: Keras methods that print a progress bar per call unless given ``verbose``.
+_CHATTY = ("predict", "fit", "evaluate")
+
+
+def quiet_keras(fn: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with ``verbose=0`` for a Keras ``predict``/``fit``/``evaluate`` called
+    without ``verbose``: profiled 20 times, each call would print its own progress bar."""
+    owner = getattr(fn, "__self__", None)
+    keras_model = owner is not None and callable(getattr(owner, "compile", None))
+    if keras_model and getattr(fn, "__name__", "") in _CHATTY and "verbose" not in kwargs:
+        return {**kwargs, "verbose": 0}
+    return kwargs
+
+
 def profile_code(source: str, ns: dict[str, Any], *, iterations: int, label: str) -> Report:
     """Profile running ``source`` in ``ns``, once per iteration; the report names the
     Keras method it spent the most time in."""
@@ -148,6 +162,7 @@ class TfdiagMagics(Magics):
                 parts = call_parts(source, ns)
                 if parts is not None:
                     fn, args, kwargs = parts
+                    kwargs = quiet_keras(fn, kwargs)
                     report = profile(
                         fn,
                         *args,

@@ -145,6 +145,31 @@ def page_path(name: str) -> str:
     return "/snakeviz/" + quote(name, safe="")
 
 
+#: Said when no browser opens: one line, and the server keeps serving (headless machines,
+#: SSH sessions: the address is what the user needs, with a port forward).
+NO_BROWSER = (
+    "no browser to open it here — open the address yourself, or pass --no-browser "
+    "to serve without trying"
+)
+
+
+def open_browser(url: str, say: Callable[[str], None]) -> None:
+    """Open ``url`` in the user's browser, in a thread (a console browser named by $BROWSER
+    blocks until it quits); when Python's :mod:`webbrowser` finds none, or none starts,
+    ``say`` gets :data:`NO_BROWSER`."""
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        say(NO_BROWSER)
+        return
+
+    def run() -> None:
+        if not webbrowser.open(url, new=2):
+            say(NO_BROWSER)
+
+    threading.Thread(target=run, daemon=True).start()
+
+
 def serve(
     stats: ProfileStats,
     name: str,
@@ -166,7 +191,7 @@ def serve(
         "(Ctrl-C stops it)"
     )
     if browser:
-        threading.Thread(target=webbrowser.open, args=(url,), kwargs={"new": 2}).start()
+        open_browser(url, say)
 
     async def run() -> None:
         from tornado.httpserver import HTTPServer

@@ -21,9 +21,9 @@ from typing import Any
 
 from tfdiag.capture.environment import current_environment
 from tfdiag.measure.seed_models import batch_shape, build_model, fits, make_data
-from tfdiag.measure.timing import Progress, measure
+from tfdiag.measure.timing import measure
 from tfdiag.records.bench import BenchCell, BenchSettings
-from tfdiag.records.clock import Clock, now_iso
+from tfdiag.records.clock import Clock, Progress, now_iso
 from tfdiag.records.errors import InputError
 from tfdiag.results.bench import BenchResult
 

@@ -12,7 +12,7 @@ from tfdiag.capture.environment import current_environment, describe_value
 from tfdiag.measure.check import loss_problem, output_mismatch
 from tfdiag.measure.methods import INFERENCE, TRAINING, Method, Prepared
 from tfdiag.measure.subject import Subject, leaves
-from tfdiag.measure.timing import Progress, Timed, measure, one_line
+from tfdiag.measure.timing import Timed, measure, one_line
 from tfdiag.measure.validate import (
     check_data,
     check_model,
@@ -21,9 +21,10 @@ from tfdiag.measure.validate import (
     pick_baselines,
     settings_from,
 )
-from tfdiag.records.clock import Clock, now_iso
+from tfdiag.records.clock import Clock, Progress, now_iso
 from tfdiag.records.compare import MethodResult, Settings
 from tfdiag.records.errors import InputError
+from tfdiag.render.progress import progress_bar
 from tfdiag.results.compare import CompareResult
 
 
@@ -44,6 +45,7 @@ def compare(
     loss_rise: float = 0.5,
     clock: Clock = time.perf_counter,
     on_step: Progress | None = None,
+    progress: bool = True,
 ) -> CompareResult:
     """Measure ``model`` on ``x`` (and ``y``) with every Keras execution method; recommend one.
 
@@ -76,6 +78,9 @@ def compare(
         loss_rise: a training loss that rises by more than this fraction is "diverged".
         clock: the timer (``time.perf_counter``).
         on_step: ``on_step(done, total, method)`` after each call or block, for progress.
+        progress: without ``on_step``, a transient progress bar on stderr, on a terminal or
+            in a notebook only, updated between timed blocks; ``False`` or
+            ``TFDIAG_PROGRESS=0``: none.
 
     Raises:
         InputError: ``model`` is not a Keras model, ``x``/``y`` do not fit it, a method
@@ -110,17 +115,18 @@ def compare(
             except Exception as exc:  # this method cannot run here; the others still do
                 failed[name] = one_line(exc)
         runners = [(name, _runner(p.run)) for name, p in prepared.items()]
-        timed = {
-            t.name: t
-            for t in measure(
-                runners,
-                warmup=warmup,
-                repeats=repeats,
-                min_block_s=min_block_s,
-                clock=clock,
-                on_step=on_step,
-            )
-        }
+        with progress_bar("tfdiag.compare", enabled=progress and on_step is None) as bar:
+            timed = {
+                t.name: t
+                for t in measure(
+                    runners,
+                    warmup=warmup,
+                    repeats=repeats,
+                    min_block_s=min_block_s,
+                    clock=clock,
+                    on_step=on_step or bar,
+                )
+            }
         records = _check(entries, prepared, failed, timed, settings, dict(baselines))
     notes = _notes(subjects, dict(baselines), records)
     return CompareResult(

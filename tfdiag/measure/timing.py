@@ -19,14 +19,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tfdiag.records.clock import Clock
+from tfdiag.records.clock import Clock, Progress
 
 #: The most calls one timed block may hold.
 MAX_NUMBER = 10_000
 
 Runner = Callable[[int], object]
-#: ``on_step(done, total, name)`` after every warm-up call and timed block.
-Progress = Callable[[int, int, str], None]
+#: ``on_step(done, total, name)`` after every warm-up call and timed block (Progress).
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,9 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 Clock = Callable[[], float]
+#: ``on_step(done, total, label)``: called between two measured calls, never inside one
+#: (how a progress bar hears of long work; tfdiag/render/progress.py).
+Progress = Callable[[int, int, str], None]
 
 
 def now_iso() -> str:

@@ -31,6 +31,17 @@ DONT_BASELINE_AT = 2.0
 DONT_SLOWER_AT = 10.0
 
 
+#: Methods whose callable is built once and then called: name → (build line, call).
+BUILT_ONCE: dict[str, tuple[str, str]] = {
+    "tf.function": ("predict = tf.function(lambda x: model(x, training=False))", "predict(x)"),
+    "tf.function(jit)": (
+        "predict = tf.function(lambda x: model(x, training=False), jit_compile=True)",
+        "predict(x)",
+    ),
+    "tf.function step": ("step = tf.function(train_step)", "step(xb, yb)"),
+}
+
+
 @dataclass(frozen=True)
 class MethodResult(TimedBlocks):
     """One method's raw record. ``times_s``: per-call seconds, one per timed block."""
@@ -203,6 +214,16 @@ class CompareRecord:
         """How the user writes ``m``; a twin flavour's method says which flavour."""
         return m.call if m.flavour == self.flavour else f"{m.call} [{m.flavour}]"
 
+    def advice_of(self, m: MethodResult) -> str:
+        """``m`` as a "Do:" line shows it: for a method whose callable must be built once
+        (``tf.function``: building it per call retraces every time), the line that builds it
+        and the call to repeat, not a one-liner that retraces when pasted into a loop."""
+        once = BUILT_ONCE.get(m.method)
+        if once is None:
+            return f"`{self.call_of(m)}`"
+        flavour = "" if m.flavour == self.flavour else f" [{m.flavour}]"
+        return f"`{once[0]}` once, then `{once[1]}` per call{flavour}"
+
     def _advice_for(self, kind: str) -> tuple[list[str], list[str]]:
         rec, base = self.recommendation(kind), self.baseline(kind)
         do: list[str] = []
@@ -225,15 +246,15 @@ class CompareRecord:
             assert m.median_s is not None
             if base is not None and base.ok and base.median_s:
                 do.append(
-                    f"Do: `{self.call_of(m)}` — {fmt_times(base.median_s / m.median_s)} faster "
+                    f"Do: {self.advice_of(m)} — {fmt_times(base.median_s / m.median_s)} faster "
                     f"than `{base.call}` here ({fmt_s(m.median_s)} vs {fmt_s(base.median_s)} "
                     "per call)"
                 )
             elif m is best:
-                do.append(f"Do: `{self.call_of(m)}` — the fastest {kind} method here")
+                do.append(f"Do: {self.advice_of(m)} — the fastest {kind} method here")
             else:
                 within = fmt_times(m.median_s / best.median_s)
-                do.append(f"Do: `{self.call_of(m)}` — within {within} of it")
+                do.append(f"Do: {self.advice_of(m)} — within {within} of it")
         slow: list[tuple[float, MethodResult]] = []
         for m in self.of_kind(kind):
             if m.problem is not None:

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 #: Everything up to and including an installed-packages folder.
 SITE_PACKAGES = re.compile(r".*[/\\](?:site-packages|dist-packages)[/\\]")
 #: Everything up to and including the standard library's folder.
 STDLIB = re.compile(r".*[/\\](?:lib[/\\]python3(?:\.\d+)?|Lib)[/\\]")
 PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
+#: This tfdiag's own folder, wherever it is installed (an editable install is not in
+#: site-packages): its hooks in a profile are tfdiag's, never the user's code.
+OWN_ROOT = str(Path(__file__).resolve().parents[1]).replace("\\", "/") + "/"
 
 
 @lru_cache(maxsize=65536)
@@ -22,6 +26,8 @@ def normalize_path(file: str) -> str:
     if file == "~":
         return "~"
     p = file.replace("\\", "/")
+    if p.startswith(OWN_ROOT):
+        return "tfdiag/" + p[len(OWN_ROOT) :]
     m = SITE_PACKAGES.match(p)
     return p[m.end() :] if m else p
 
@@ -32,7 +38,7 @@ def is_user_code(file: str) -> bool:
     if file == "~" or file.startswith("<"):
         return False
     p = file.replace("\\", "/")
-    return not (SITE_PACKAGES.match(p) or STDLIB.match(p))
+    return not (p.startswith(OWN_ROOT) or SITE_PACKAGES.match(p) or STDLIB.match(p))
 
 
 def library_prefix(file: str) -> str | None:

@@ -35,7 +35,8 @@ class SamplingRecord:
     """The sampling pass: every ``interval_s`` the calling thread's Python stack is read.
 
     ``frames`` are (file, first line, qualified name), the keys cProfile uses;
-    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls.
+    ``outside_s`` is sampled time spent in tfdiag's timing loop between calls; ``cpu_s``
+    the process's CPU time (every thread) while the sampler ran, None in older reports.
     """
 
     interval_s: float
@@ -43,6 +44,7 @@ class SamplingRecord:
     frames: tuple[FrameKey, ...]
     stacks: tuple[SampledStack, ...]
     outside_s: float = 0.0
+    cpu_s: float | None = None
 
     @property
     def samples(self) -> int:
@@ -131,6 +133,8 @@ class TfProfile:
     eager_op_s: float = 0.0
     #: Self time of collective ops (all-reduce, broadcast, gather), over all steps.
     collective_op_s: float = 0.0
+    #: ``(op type, occurrences, self seconds)`` per collective op type, over all steps.
+    collective_ops: tuple[tuple[str, int, float], ...] = ()
 
     @property
     def has_device(self) -> bool:
@@ -175,6 +179,7 @@ def _sampling_to_json(s: SamplingRecord | None) -> dict[str, Any] | None:
         "interval_s": s.interval_s,
         "iteration_s": list(s.iteration_s),
         "outside_s": s.outside_s,
+        "cpu_s": s.cpu_s,
         "frames": [list(f) for f in s.frames],
         "stacks": [[list(st.frames), st.samples, st.seconds] for st in s.stacks],
     }
@@ -211,6 +216,7 @@ def _tf_to_json(t: TfProfile | None) -> dict[str, Any] | None:
         "py_funcs": None if t.py_funcs is None else asdict(t.py_funcs),
         "eager_op_s": t.eager_op_s,
         "collective_op_s": t.collective_op_s,
+        "collective_ops": [list(c) for c in t.collective_ops],
     }
 
 
@@ -252,6 +258,7 @@ def _sampling_from_json(d: Obj | None) -> SamplingRecord | None:
         frames=tuple(frames),
         stacks=tuple(stacks),
         outside_s=d.seconds("outside_s", 0.0),
+        cpu_s=d.opt_seconds("cpu_s"),
     )
 
 
@@ -280,6 +287,11 @@ def _tf(d: Obj | None) -> TfProfile | None:
         breakdown.append(
             (text(k, f"{d.at('breakdown_ms')}[]"), seconds(v, f"{d.at('breakdown_ms')}[]"))
         )
+    collectives = []
+    for c in d.items("collective_ops"):
+        w = f"{d.at('collective_ops')}[]"
+        op_type, n, own = row(c, w, range(3, 4))
+        collectives.append((text(op_type, w), count(n, w), seconds(own, w)))
     return TfProfile(
         steps=d.count("steps", lo=1, hi=10**9),
         iteration_s=d.series("iteration_s"),
@@ -306,6 +318,7 @@ def _tf(d: Obj | None) -> TfProfile | None:
         py_funcs=_py_funcs(d.obj("py_funcs")),
         eager_op_s=d.seconds("eager_op_s", 0.0),
         collective_op_s=d.seconds("collective_op_s", 0.0),
+        collective_ops=tuple(collectives),
     )
 
 

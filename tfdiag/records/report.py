@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
 from tfdiag.records.numbers import iqr, median
@@ -171,6 +172,8 @@ class RunRecord:
     traces: tuple[TraceEvent, ...] = ()
     #: Python that TensorFlow called back from its threads during the timed pass.
     py_callbacks: tuple[PyCallback, ...] = ()
+    #: The worker's place in a ``tf.distribute`` job (``None``: no strategy, or not recorded).
+    distribution: Distribution | None = None
     #: ``profile(..., verify=True)``: each finding's fixes measured against the call as
     #: written (empty: not verified). Raw records; the verdicts are derived.
     verifications: tuple[Verification, ...] = ()

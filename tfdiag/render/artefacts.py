@@ -113,6 +113,10 @@ def session_json(
     root = "MainThread\x00<thread>\x000"
     ids = [f"{name}\x00{file}\x00{line}" for file, line, name in record.frames]
     prefixes = sorted({p for file, _, _ in record.frames if (p := library_prefix(file))})
+    # pyinstrument names a file by its path relative to the nearest sys_path entry and
+    # groups hidden library frames by that name's first part ("keras", "tensorflow"):
+    # the library prefixes, then the folders of the user's own files.
+    own = sorted({_folder(file) for file, _, _ in record.frames if not library_prefix(file)} - {""})
     return {
         "start_time": start_time,
         "duration": record.sampled_s + record.outside_s,
@@ -121,10 +125,17 @@ def session_json(
         "sample_count": record.samples,
         "start_call_stack": [root],
         "target_description": description,
-        "cpu_time": 0.0,
-        "sys_path": [],
+        "cpu_time": record.cpu_s or 0.0,
+        "sys_path": [*sorted(prefixes, key=len, reverse=True), *own],
         "sys_prefixes": prefixes,
         "frame_records": [
             [[root, *(ids[i] for i in stack.frames)], stack.seconds] for stack in record.stacks
         ],
     }
+
+
+def _folder(file: str) -> str:
+    """The folder of a frame's file (``""`` for ``<string>`` and other non-paths)."""
+    if "/" not in file.replace("\\", "/") or file.startswith("<"):
+        return ""
+    return file.replace("\\", "/").rsplit("/", 1)[0] + "/"

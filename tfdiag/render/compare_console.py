@@ -75,6 +75,10 @@ class Fitted:
         if table is not None:
             yield table
 
+    def full_table(self) -> Table:
+        """The widest layout, nothing wrapped (for a page, where the browser lays it out)."""
+        return self._table(self.layouts[0], [None] * len(self.layouts[0]), 2)
+
     def _fit(
         self, console: Console, options: ConsoleOptions, cols: tuple[Col, ...], gap: int
     ) -> tuple[Table, bool]:

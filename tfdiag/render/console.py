@@ -15,6 +15,7 @@ from tfdiag.records.catalog import Category
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.findings import finding_block
+from tfdiag.render.names import NameTable, wrap_name
 from tfdiag.render.probes_console import render_probes
 from tfdiag.render.safe import labelled
 from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
@@ -34,6 +35,15 @@ def _header(report: RunRecord) -> Panel:
         extra = [f"Python {env.python}"] if env.python else []
         lines.append(labelled("stack", " · ".join(versions + extra + env.machine())))
     lines.append(labelled("flavour", flavour))
+    dist = report.distribution
+    if dist is not None:
+        where = f"{dist.task} (worker {dist.rank})" if dist.task_type else "one process"
+        lines.append(
+            labelled(
+                "job",
+                f"{dist.strategy or 'unknown'} · {where} · {dist.num_replicas} replicas in sync",
+            )
+        )
     if t.profiled_calls == t.iterations + 1:
         profiled = f"{t.iterations} iterations + 1 cold call under cProfile"
     elif t.profiled_calls == t.iterations:
@@ -70,6 +80,7 @@ def _classes(report: RunRecord) -> Table:
         title="Build vs per-iteration — call-count classes (the seeds' method, self time)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
+        expand=True,  # the three tables of the view share one width
     )
     for col in ("class", "functions", "self time", "% of profiled", "per call"):
         table.add_column(col, justify="left" if col == "class" else "right")
@@ -103,6 +114,7 @@ def _breakdown(report: RunRecord) -> Table:
         "nearest culprit; rows sum to 100 %",
         title_justify="left",
         box=box.SIMPLE_HEAD,
+        expand=True,
     )
     table.add_column("category")
     cats = [c for c in Category if c is not Category.WRAPPER and a.attribution.seconds(c) > 0]
@@ -136,7 +148,8 @@ def _breakdown(report: RunRecord) -> Table:
     return table
 
 
-def _culprits(report: RunRecord) -> Table:
+def _culprits(report: RunRecord, width: int | None = None) -> Table:
+    """The culprits table; ``width`` wraps the function names (:mod:`tfdiag.render.names`)."""
     a = analysis_of(report)
     table = Table(
         title="Culprits — the seeds' view: cumulative time as % of runtime − build "
@@ -145,7 +158,7 @@ def _culprits(report: RunRecord) -> Table:
         box=box.SIMPLE_HEAD,
     )
     table.expand = True
-    table.add_column("function", overflow="fold", ratio=1)
+    table.add_column("function", overflow="fold", ratio=1, no_wrap=width is None)
     table.add_column("category", no_wrap=True)
     table.add_column("calls", justify="right", no_wrap=True)
     table.add_column("class", no_wrap=True)
@@ -153,7 +166,7 @@ def _culprits(report: RunRecord) -> Table:
     table.add_column("%", justify="right", no_wrap=True)
     for row in a.culprits[:TOP_CULPRITS]:
         table.add_row(
-            row.name,
+            row.name if width is None else wrap_name(row.name, width),
             row.category.value,
             str(row.calls),
             row.classification.short(),
@@ -173,13 +186,23 @@ def _findings(report: RunRecord) -> RenderableType:
     return Group(*parts)
 
 
+def report_tables(report: RunRecord) -> list[Table]:
+    """The three tables of the view: call-count classes, where the time goes, culprits."""
+    return [_classes(report), _breakdown(report), _culprits(report)]
+
+
+def _culprits_fitted(report: RunRecord) -> NameTable:
+    names = tuple(r.name for r in analysis_of(report).culprits[:TOP_CULPRITS])
+    return NameTable(lambda width: _culprits(report, width), names)
+
+
 def render_report(report: RunRecord) -> RenderableType:
     """The whole console view as one renderable."""
     parts: list[RenderableType] = [
         _header(report),
         _classes(report),
         _breakdown(report),
-        _culprits(report),
+        _culprits_fitted(report),
         _findings(report),
     ]
     probes = render_probes(report)

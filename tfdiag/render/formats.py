@@ -1,10 +1,10 @@
 """The output formats: one table, keyed by result kind.
 
 Every way a result leaves tfdiag is a row here: the console view as text, JSON,
-pstats for snakeviz, CSV, the timeline PNG, the sampling probe's files. ``show()``,
+pstats for snakeviz, CSV, the HTML page, the timeline PNG, the sampling probe's files. ``show()``,
 ``save()``, the CLI's ``--format`` and notebook display all look formats up in this
 table; no result imports a renderer. A row names its result kind (``profile``,
-``compare``, ``bench``, ``script``), the file suffixes that pick it in ``save()``,
+``compare``, ``bench``, ``script``, ``job``), the file suffixes that pick it in ``save()``,
 and the function that writes it.
 """
 
@@ -26,6 +26,9 @@ from tfdiag.render.bench_files import bench_to_csv, bench_to_json
 from tfdiag.render.compare_console import render_compare
 from tfdiag.render.compare_json import result_to_json
 from tfdiag.render.console import render_report
+from tfdiag.render.html import report_html, result_html
+from tfdiag.render.job_console import render_job
+from tfdiag.render.job_json import job_to_json
 from tfdiag.render.json import report_to_json
 from tfdiag.render.plot import timeline_png
 from tfdiag.render.safe import Plain
@@ -41,6 +44,7 @@ VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {
     "compare": render_compare,
     "bench": render_bench,
     "script": render_script,
+    "job": render_job,
 }
 
 #: The JSON document of each result kind: raw records plus derived views.
@@ -49,6 +53,7 @@ DOCUMENTS: Mapping[str, Callable[[Any], dict[str, Any]]] = {
     "compare": result_to_json,
     "bench": bench_to_json,
     "script": script_to_json,
+    "job": job_to_json,
 }
 
 
@@ -125,6 +130,12 @@ def _sampled(render: Callable[[Any], str]) -> Callable[[Any, Options], str]:
     return write
 
 
+def _html(result: Any, options: Options) -> str:
+    if result.kind == "profile":
+        return report_html(result)
+    return result_html(result, VIEWS[result.kind](result))
+
+
 def _csv(result: Any, options: Options) -> str:
     return bench_to_csv(result)
 
@@ -139,6 +150,10 @@ FORMATS: tuple[Format, ...] = (
     *(
         Format("json", kind, _json, _JSON_SUFFIXES, about="raw records plus derived views")
         for kind in DOCUMENTS
+    ),
+    *(
+        Format("html", kind, _html, (".html",), about="one self-contained page (offline)")
+        for kind in VIEWS
     ),
     Format("pstats", "profile", _pstats, (".prof", ".pstats"), binary=True, about="for snakeviz"),
     Format("png", "profile", _png, (".png",), binary=True, about="the iteration timeline plot"),

@@ -24,6 +24,7 @@ _HEAD = (
     "partial",
     "call",
     "environment",
+    "distribution",
     "timing",
     "notes",
     "rules",
@@ -117,6 +118,7 @@ def _probe_summary(report: RunRecord) -> dict[str, Any] | None:
             "input_op_s_per_iteration": ops.input_s,
             "device_op_s_per_iteration": ops.device_s,
             "copy_s_per_iteration": ops.copy_s,
+            "collective_s_per_iteration": ops.collective_s,
         },
         "sampled_shares": None if shares is None else {c.value: v for c, v in shares.items()},
         "retracing": None

@@ -52,21 +52,23 @@ def timeline_png(report: RunRecord) -> bytes:
         ax.axhline(timeline.median_s * 1e3, color="grey", linewidth=0.8, linestyle=":")
     if timeline.warmup:
         w = timeline.warmup.iterations
-        ax.axvspan(0.5, w + 0.5, color="tab:orange", alpha=0.2, label=f"warm-up ({w})")
-        top = max(ms[w:]) * 1.2
-        if max(ms[:w]) > top:
-            # A cold first iteration would flatten the rest: clip it and write its value.
+        top = max(ms[w:]) * 1.2 if len(ms) > w else 0.0
+        clipped = [i for i in range(w) if top and ms[i] > top]
+        # A cold first iteration would flatten the rest: clip it, mark it with a caret at the
+        # top, and write its value in the legend (a label in the plot sat on the line).
+        cold = "; ".join(f"#{i + 1} ↑ {ms[i]:.1f} ms" for i in clipped)
+        label = f"warm-up ({w})" + (f": {cold}" if cold else "")
+        ax.axvspan(0.5, w + 0.5, color="tab:orange", alpha=0.2, label=label)
+        if clipped:
             ax.set_ylim(0, top)
-            for i in range(w):
-                if ms[i] > top:
-                    ax.annotate(
-                        f"↑ {ms[i]:.1f} ms",
-                        (i + 1, top),
-                        xytext=(4, -12),
-                        textcoords="offset points",
-                        fontsize="small",
-                        color="tab:orange",
-                    )
+            ax.scatter(
+                [i + 1 for i in clipped],
+                [top] * len(clipped),
+                marker="^",
+                color="tab:orange",
+                clip_on=False,
+                zorder=4,
+            )
     if timeline.spikes:
         s = timeline.spikes
         every = f", every {s.period}" if s.period else ""

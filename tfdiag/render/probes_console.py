@@ -64,6 +64,18 @@ def _op_lines(report: RunRecord, tf: TfProfile) -> list[Text]:
                 "threads: not counted as the model's op time",
             )
         )
+    if ops.collective_s > 0:
+        kinds = ", ".join(
+            f"{op_type} {fmt_s(own / tf.steps)}" for op_type, _, own in tf.collective_ops[:3]
+        )
+        lines.append(
+            _line(
+                "collectives",
+                f"{fmt_s(ops.collective_s)} per iteration in collective ops (all-reduce, "
+                f"broadcast: exchanging with the other replicas, waiting for them included)"
+                + (f": {kinds}" if kinds else ""),
+            )
+        )
     if ops.device_s is None:
         lines.append(
             _line(

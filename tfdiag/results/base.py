@@ -39,6 +39,13 @@ class Result:
 
         return write(self, format, width=width)
 
+    def to_html(self) -> str:
+        """One self-contained HTML page of the result (scripts and styles inline, offline);
+        ``save("run.html")`` writes the same page."""
+        page = self.render("html")
+        assert isinstance(page, str)
+        return page
+
     def to_json(self) -> dict[str, Any]:
         """The JSON document: raw records plus the derived views."""
         from tfdiag.render.formats import document

@@ -15,13 +15,18 @@ from tfdiag.results.base import Result
 class BenchResult(BenchRecord, Result):
     """The seeds' grid, measured. Build it with ``python -m tfdiag bench``."""
 
-    def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
-        """Write ``<stem>.json`` and ``<stem>.csv`` as one atomic set; returns both paths."""
-        json_path, csv_path = self._write(path, overwrite=overwrite)
-        return json_path, csv_path
+    def save(self, path: str | Path, *, overwrite: bool = False) -> tuple[Path, ...]:
+        """Write ``<stem>.json`` and ``<stem>.csv`` as one atomic set; returns both paths
+        (JSON first). A path ending in another format's suffix (``.html``, ``.txt``) writes
+        that format alone, and its path is returned."""
+        return self._write(path, overwrite=overwrite)
 
     def _files(self, path: Path) -> dict[Path, Content]:
-        from tfdiag.render.formats import document, write
+        from tfdiag.render.formats import document, format_for_path, write
+
+        fmt = format_for_path(self.kind, path)
+        if fmt is not None and fmt.name not in ("json", "csv"):  # .html, .txt: that format alone
+            return super()._files(path)
 
         json_path, csv_path = bench_paths(path)
         text = json.dumps(document(self), indent=1, allow_nan=False)

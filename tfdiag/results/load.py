@@ -16,6 +16,7 @@ from tfdiag.records.catalog import default_catalog
 from tfdiag.records.compare import compare_from_json
 from tfdiag.records.errors import InputError
 from tfdiag.records.files import settle_crashed_save
+from tfdiag.records.job import job_from_json
 from tfdiag.records.paths import normalize_path
 from tfdiag.records.reading import MAX_JSON_BYTES, parse_json, read_regular
 from tfdiag.records.report import SCHEMA_VERSION, CallInfo, Environment, Timing
@@ -26,6 +27,7 @@ from tfdiag.records.units import fmt_s
 from tfdiag.results.base import Result
 from tfdiag.results.bench import BenchResult
 from tfdiag.results.compare import CompareResult
+from tfdiag.results.job import JobResult
 from tfdiag.results.report import Report
 from tfdiag.results.script import ScriptResult
 
@@ -57,6 +59,7 @@ RESULT_KINDS: dict[str, Callable[[dict[str, Any]], Result]] = {
     "compare": lambda doc: compare_from_json(doc, CompareResult),
     "bench": lambda doc: bench_from_json(doc, BenchResult),
     "script": lambda doc: script_from_json(doc, ScriptResult, report_from_json),
+    "job": lambda doc: job_from_json(doc, JobResult),
 }
 
 
@@ -118,8 +121,33 @@ def _load(path: str | os.PathLike[str], *, iterations: int | None, profile_only:
     try:
         stats = ProfileStats.from_prof_bytes(data)
     except InputError as exc:
-        raise InputError(f"{p}: neither a tfdiag report nor pstats data ({exc})") from None
+        raise InputError(_not_read(p, data, exc)) from None
     return report_from_stats(stats, name=p.name, iterations=iterations)
+
+
+#: What explain and load_result read, for the line that says a file is none of them.
+READ = (
+    "tfdiag reads .tfdiag.json reports, the JSON of compare, bench and run results, and "
+    "pstats .prof dumps"
+)
+
+
+def _not_read(p: Path, data: bytes, exc: InputError) -> str:
+    """Why ``p`` is not read, naming what is: a pyinstrument session (which tfdiag writes
+    beside a report) points at that report rather than at marshal's error."""
+    if _looks_like_json(data):
+        try:
+            doc = parse_json(data)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            doc = None
+        if isinstance(doc, dict) and "frame_records" in doc and "start_call_stack" in doc:
+            stem = p.name[: -len(".pyisession")] if p.name.endswith(".pyisession") else p.stem
+            return (
+                f"{p}: a pyinstrument session (the sampled stacks), for `pyinstrument --load "
+                f"{p.name}`; explain the report saved with it ({stem}.tfdiag.json). {READ}"
+            )
+        return f"{p}: JSON, but not a tfdiag result. {READ}"
+    return f"{p}: neither a tfdiag report nor pstats data ({exc}). {READ}"
 
 
 def _read(p: Path) -> bytes:

@@ -74,8 +74,8 @@ class Report(RunRecord, Result):
         With probes, the same set holds the TF profiler's logdir ``<stem>.tfprofile/``
         and the sampling files ``<stem>.pyisession``, ``.sampling.html`` and
         ``.speedscope.json`` (see :mod:`tfdiag.render.artefacts`). A path ending in another
-        format's suffix (``.prof``, ``.png``, ``.speedscope.json``, ...) writes that format
-        alone. Everything goes through a temporary file (or folder) and a rename; an
+        format's suffix (``.html``: the self-contained page; ``.prof``, ``.png``, ...) writes
+        that format alone. Everything goes through a temporary file (or folder) and a rename; an
         existing file is not replaced unless ``overwrite``. Returns every path written: the
         report's JSON first, then its ``.prof``, then the probe files.
         """

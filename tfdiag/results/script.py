@@ -21,7 +21,11 @@ class ScriptResult(ScriptRecord, Result):
         return self._write(path, overwrite=overwrite)[0]
 
     def _files(self, path: Path) -> dict[Path, Content]:
-        from tfdiag.render.formats import document
+        from tfdiag.render.formats import document, format_for_path
+
+        fmt = format_for_path(self.kind, path)
+        if fmt is not None and fmt.name not in ("json",):  # .html, .txt: that format alone
+            return super()._files(path)
 
         text = json.dumps(document(self), separators=(",", ":"), allow_nan=False)
         return {path: text.encode("utf-8")}

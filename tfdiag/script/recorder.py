@@ -24,7 +24,8 @@ from typing import Any
 
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import current_environment, describe_call, flavour_of
-from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler, snapshot
+from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
+from tfdiag.capture.snapshot import snapshot
 from tfdiag.records.clock import Clock, now_iso
 from tfdiag.records.paths import PACKAGE_DIRS
 from tfdiag.records.probes import Probes

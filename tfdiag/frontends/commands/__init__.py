@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from tfdiag.frontends.commands import (
     bench,
+    capture,
     catalog,
     compare,
     demo,
     explain,
+    merge,
     run,
     snakeviz,
     tensorboard,
 )
 
-COMMANDS = (explain, run, compare, bench, snakeviz, tensorboard, demo, catalog)
+COMMANDS = (explain, run, compare, bench, merge, capture, snakeviz, tensorboard, demo, catalog)

@@ -83,14 +83,16 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfdiag.frontends.commands._progress import progress_bar
+    from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.measure.bench import run_bench
     from tfdiag.records.bench import bench_paths
     from tfdiag.records.files import check_targets
+    from tfdiag.render.progress import progress_bar
 
     settings = settings_from(args)
     if args.out:
         check_targets(bench_paths(args.out), overwrite=args.force)
+    import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
     if "tf_keras" in settings.flavours:
         from tfdiag.measure.seed_models import keras_module
 
@@ -98,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar("bench") as on_step:
         result = run_bench(settings, on_step=on_step)
     if args.out:
-        json_path, csv_path = result.save(args.out, overwrite=args.force)
-        print(f"saved {json_path} and {csv_path}", file=sys.stderr)
+        written = result.save(args.out, overwrite=args.force)
+        print("saved " + " and ".join(str(p) for p in written), file=sys.stderr)
     print_report(result, args.format, args.width)
     return 0

@@ -89,7 +89,11 @@ def _list_methods() -> int:
 
 
 def _subjects(args: argparse.Namespace) -> tuple[Any, Any, Any, list[Any]]:
-    """(model, x, y, twins) from --model/--x/--y or --factory."""
+    """(model, x, y, twins) from --model/--x/--y or --factory.
+
+    TensorFlow is imported (without its absl start-up lines, frontends/native_stderr.py)
+    once the options are checked, before the factory or the model is loaded."""
+    from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.measure.inputs import (
         call_factory,
         load_array,
@@ -101,6 +105,7 @@ def _subjects(args: argparse.Namespace) -> tuple[Any, Any, Any, list[Any]]:
     if args.factory:
         if args.model or args.x or args.y:
             raise InputError("--factory returns its own model and data: drop --model/--x/--y")
+        import_tensorflow()
         fn = load_factory(args.factory)
         if not takes_flavour(fn):
             if args.flavours:
@@ -118,6 +123,7 @@ def _subjects(args: argparse.Namespace) -> tuple[Any, Any, Any, list[Any]]:
         raise InputError("--model needs --x (the input, a .npy file)")
     x = load_array(args.x, "x")
     y = load_array(args.y, "y") if args.y else None
+    import_tensorflow()
     return load_model(args.model), x, y, []
 
 
@@ -135,9 +141,9 @@ def _flavours(text: str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if args.list_methods:
         return _list_methods()
-    from tfdiag.frontends.commands._progress import progress_bar
     from tfdiag.measure import compare
     from tfdiag.records.report import report_paths
+    from tfdiag.render.progress import progress_bar
 
     if args.save:
         check_targets(report_paths(args.save)[:1], overwrite=args.force)

@@ -46,12 +46,14 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tfdiag.capture.runner import Interrupted
     from tfdiag.frontends.demo import run_demo
+    from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.records.files import check_targets
     from tfdiag.records.report import report_paths
 
     if args.save:  # before TensorFlow is imported and the model profiled
         check_targets(report_paths(args.save), overwrite=args.force)
 
+    import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
     status = 0
     try:
         report = run_demo(

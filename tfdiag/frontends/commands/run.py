@@ -54,11 +54,14 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.records.files import check_targets
     from tfdiag.script.instrument import run_script
 
     if args.out:  # before the script runs, not after an hour of it
         check_targets([Path(args.out)], overwrite=args.force)
+    if Path(args.script).is_file():  # else run_script says so at once
+        import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
     with quiet or contextlib.nullcontext():

@@ -4,13 +4,25 @@ TensorBoard runs in this process (it ends with tfdiag), reads only the report's 
 and answers only requests whose ``Host`` is 127.0.0.1 or localhost; the profile plugin's
 capture endpoint (which would make the server connect to an address given in the URL) is
 refused: this command views a saved trace, it captures nothing.
+
+It takes the report or its logdir (``run.tfdiag.json`` or ``run.tfprofile``) and serves a
+temporary copy of the logdir, so the cache files xprof writes beside a trace
+(``.cached_tools.json``, ``*.op_stats_v2.pb``, ...) never change the saved set. stderr keeps
+what a user needs: xprof's per-request JSON lines, its INFO lines, the tracebacks it logs
+while looking for a cache that is not there yet, and TensorBoard's warnings about its own
+page headers are left out (:class:`_Quiet`, :func:`_quiet_logs`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
+import logging
 import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -32,8 +44,17 @@ def register(sub: Any) -> None:
         help="open the run's TF profiler trace in TensorBoard's Profile tab (127.0.0.1 only)",
         epilog="example: python -m tfdiag tensorboard run.tfdiag.json --port 6006",
     )
-    p.add_argument("path", help="a .tfdiag.json report saved from profile(..., tf_profiler=True)")
-    p.add_argument("--port", type=port, default=6006)
+    p.add_argument(
+        "path",
+        help="a .tfdiag.json report saved from profile(..., tf_profiler=True), or its "
+        ".tfprofile logdir",
+    )
+    p.add_argument(
+        "--port",
+        type=port,
+        default=6006,
+        help="the port on 127.0.0.1 to serve on (default 6006)",
+    )
     p.set_defaults(func=run)
 
 
@@ -91,13 +112,85 @@ def host_checked(app: WsgiApp) -> WsgiApp:
     return guarded
 
 
+def logdir_of(path: Path) -> Path:
+    """The checked logdir that ``path`` names: a report's (:func:`logdir_for`), or a
+    ``.tfprofile`` folder — checked against the report saved beside it when there is one."""
+    from tfdiag.records.report import REPORT_SUFFIX
+    from tfdiag.render.artefacts import LOGDIR_SUFFIX
+
+    if path.name.endswith(".json"):
+        return logdir_for(path)
+    if not path.name.endswith(LOGDIR_SUFFIX) or not path.is_dir():
+        raise InputError(f"{path}: expected a .tfdiag.json report or its {LOGDIR_SUFFIX} logdir")
+    report = path.with_name(path.name[: -len(LOGDIR_SUFFIX)] + REPORT_SUFFIX)
+    if report.is_file():
+        return logdir_for(report)
+    if path.is_symlink():
+        raise InputError(f"{path}: a link; name the logdir itself")
+    _check_plain_files(path)
+    if not any(path.glob("plugins/profile/*/*.xplane.pb")):
+        raise InputError(f"{path}: no TF profiler trace in it (plugins/profile/*/*.xplane.pb)")
+    return path
+
+
+class _Quiet(io.TextIOBase):
+    """stderr without xprof's per-request JSON lines (``{"httpRequest": ...}``), which it
+    writes to the ``sys.stderr`` it saw at import, for cloud log collectors."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self._line = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._line += text
+        *lines, self._line = self._line.split("\n")
+        for line in lines:
+            if not line.startswith('{"httpRequest"'):
+                self.stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+class _DropNoise(logging.Filter):
+    """INFO lines, the tracebacks logged while xprof looks for a cache that is not written
+    yet (FileNotFoundError), and TensorBoard's warnings about its own response headers."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, FileNotFoundError):
+            return False
+        return "this warning will become an error" not in record.getMessage()
+
+
+def _quiet_logs() -> None:
+    for name in ("tensorboard", "tensorboard.plugins.profile", "werkzeug"):
+        logging.getLogger(name).addFilter(_DropNoise())
+
+
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.path)
-    if not path.name.endswith(".json"):
-        raise InputError(f"{path}: expected a .tfdiag.json report")
-    logdir = logdir_for(path)
+    logdir = logdir_of(Path(args.path))
     if importlib.util.find_spec("tensorboard") is None:
         raise InputError("TensorBoard is not installed: pip install tensorboard")
+    with tempfile.TemporaryDirectory(prefix="tfdiag-tensorboard-") as tmp:
+        served = Path(tmp) / logdir.name
+        shutil.copytree(logdir, served)  # plain files only (checked): xprof's caches go here
+        stderr = sys.stderr
+        sys.stderr = _Quiet(stderr)  # before xprof is imported: it binds sys.stderr then
+        try:
+            _quiet_logs()
+            return _serve(args, logdir, served)
+        finally:
+            sys.stderr = stderr
+
+
+def _serve(args: argparse.Namespace, logdir: Path, served: Path) -> int:
     from tensorboard import program
 
     def server(app: WsgiApp, flags: Any) -> Any:
@@ -108,7 +201,11 @@ def run(args: argparse.Namespace) -> int:
 
     tb = program.TensorBoard(server_class=server)
     tb.configure(
-        argv=[None, "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(args.port)]
+        argv=[
+            None,
+            *("--logdir", str(served), "--host", "127.0.0.1", "--port", str(args.port)),
+            *("--load_fast", "false"),  # else a NOTE about its experimental loader
+        ]
     )
     print(
         f"TensorBoard for {logdir}, bound to 127.0.0.1 only (Ctrl-C stops it): "

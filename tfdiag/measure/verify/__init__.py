@@ -9,10 +9,8 @@ predictor from the same measurements. Nothing here imports TensorFlow until a ca
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +18,7 @@ from tfdiag.measure.verify.call import Call
 from tfdiag.measure.verify.run import DEFAULT_BUDGET_S, VerifySettings, verify_findings
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
+from tfdiag.render.progress import progress_bar
 from tfdiag.results.report import Report
 
 __all__ = ["DEFAULT_BUDGET_S", "VerifySettings", "check_budget", "verify_report"]
@@ -50,13 +49,14 @@ def verify_report(
 ) -> Report:
     """The report with each finding's verification (``report.verifications``) added.
 
-    ``progress``: a rich progress bar on stderr, shown only when stderr is a terminal.
+    ``progress``: the transient progress bar of :mod:`tfdiag.render.progress` (a terminal or a
+    notebook only; ``TFDIAG_PROGRESS=0`` turns it off).
     """
     settings = settings or VerifySettings()
     call = Call(fn, args, dict(kwargs), facts=dict(report.call.facts))
     findings = report.findings
     start = clock()
-    with _bar(progress) as on_step:
+    with progress_bar("tfdiag verify", enabled=progress) as on_step:
         found = verify_findings(
             call,
             findings,
@@ -78,28 +78,3 @@ def verify_report(
             + ", ".join(budget)
         )
     return replace(report, verifications=found, notes=tuple(notes))
-
-
-@contextmanager
-def _bar(show: bool) -> Iterator[Callable[[int, int, str], None] | None]:
-    if not show or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("verify"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[step]}", style="dim"),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("verify", total=None, step="")
-
-        def on_step(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, step=label)
-
-        yield on_step

@@ -20,13 +20,13 @@ from typing import Any
 from tfdiag.advise import Finding
 from tfdiag.measure.check import loss_problem, output_mismatch
 from tfdiag.measure.run import _quiet_retracing
-from tfdiag.measure.timing import Progress, measure, one_line
+from tfdiag.measure.timing import measure, one_line
 from tfdiag.measure.verify.call import Call
 from tfdiag.measure.verify.inference import baseline_inference
 from tfdiag.measure.verify.table import FIXES, NO_FIX
 from tfdiag.measure.verify.training import baseline_training, trainable
 from tfdiag.measure.verify.variant import TRAINING, Built, NotApplicable, Variant
-from tfdiag.records.clock import Clock
+from tfdiag.records.clock import Clock, Progress
 from tfdiag.records.fields import MAX_SECONDS
 from tfdiag.records.units import fmt_s
 from tfdiag.records.verification import VariantRun, Verification

@@ -44,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     Rule("tensorflow/python/profiler/trace.py", "*wrapped", WR, "profiler trace decorator"),
     Rule("tensorflow/python/ops/weak_tensor_ops.py", "*wrapper", WR, "weak tensor decorator"),
     Rule("tensorflow/python/util/deprecation.py", "*new_func", WR, "deprecation decorator"),
+    Rule("tfdiag/*", "*", WR, "tfdiag's own hooks (trace recorder, callback timer)"),
     Rule("~", "<built-in method builtins.next>", WR, "iterator protocol"),
     Rule("~", "<built-in method builtins.iter>", WR, "iterator protocol"),
     Rule(

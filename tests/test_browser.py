@@ -1,0 +1,85 @@
+"""The HTML page in a real browser (headless Chromium): the findings are in the rendered
+DOM, d3-flame-graph drew both flame graphs, the timeline is there, and the page logged
+nothing to the console — no error, no blocked request, no script of a report's strings.
+
+Built from synthetic records (no TensorFlow), so it runs in a few seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from browser import load
+from synth import SITE, full_set_report
+
+from tfdiag.records.probes import Probes, SampledStack, SamplingRecord
+
+#: Would log to the console if the page ran it: as a script, as an element's handler, as
+#: an image request (which the page's Content-Security-Policy would refuse, also logged).
+XSS = "</script><script>console.error('xss')</script><img src=x onerror=console.error(1)>"
+
+
+def _report(name: str = "Trainer.predict") -> object:
+    base = full_set_report()
+    times = (0.4, 0.06, *(0.05 + 0.001 * (i % 3) for i in range(18)))
+    frames = (
+        (SITE + "keras/src/trainers/trainer.py", 10, name),
+        (SITE + "keras/src/trainers/data_adapters/array_data_adapter.py", 5, "get_tf_dataset"),
+        (SITE + "tensorflow/python/eager/execute.py", 50, "quick_execute"),
+    )
+    sampling = SamplingRecord(
+        interval_s=0.005,
+        iteration_s=times,
+        frames=frames,
+        stacks=(
+            SampledStack((0, 1), 60, 0.3),
+            SampledStack((0, 2), 20, 0.1),
+            SampledStack((0,), 4, 0.02),
+        ),
+    )
+    return replace(
+        base,
+        timing=replace(base.timing, iteration_s=times),
+        probes=Probes(sampling=sampling, trace_files=base.probes.trace_files),  # type: ignore[union-attr]
+    )
+
+
+def _page(tmp_path: Path, report: object) -> Path:
+    (path,) = report.save(tmp_path / "run.html")  # type: ignore[attr-defined]
+    return Path(path)
+
+
+def _drawn(dom: str, element: str) -> int:
+    m = re.search(rf'id="{element}"[^>]*data-drawn="(\d+)"', dom) or re.search(
+        rf'data-drawn="(\d+)"[^>]*id="{element}"', dom
+    )
+    assert m, f"{element}: not drawn ({'data-error' in dom and 'a script error' or 'no mark'})"
+    return int(m.group(1))
+
+
+def test_the_page_renders_its_findings_and_flame_graphs(tmp_path: Path) -> None:
+    page = load(_page(tmp_path, _report()))
+    assert page.console == (), page.console
+    dom = page.dom
+    assert 'id="finding-per-call-input-pipeline"' in dom
+    assert "data-error=" not in dom
+    # d3-flame-graph drew a frame (an svg g.frame with its rect) per node of each tree
+    assert _drawn(dom, "flame-profile") >= 3
+    assert _drawn(dom, "flame-sampled") == 4  # the root and the three sampled frames
+    assert dom.count('class="frame"') >= 7 and "<rect" in dom
+    assert "get_tf_dataset" in dom.split('id="flame-sampled"', 1)[1]
+    # the timeline's clipped cold iteration is named in the legend, not drawn over the line
+    assert "#1: 400.0 ms, off the scale" in dom
+    assert "<polyline" in dom
+
+
+def test_a_hostile_function_name_is_text_in_the_browser(tmp_path: Path) -> None:
+    page = load(_page(tmp_path, _report(XSS)))
+    assert page.console == (), page.console  # nothing ran, nothing was requested
+    dom = page.dom.split('id="flame-sampled"', 1)[1]
+    assert _drawn(page.dom, "flame-sampled") == 4
+    # the name reached the flame graph as text: escaped in the DOM, not parsed as markup
+    assert "&lt;/script&gt;&lt;script&gt;console.error('xss')" in dom
+    assert "<img src=x" not in page.dom

@@ -1,0 +1,155 @@
+"""The HTML page of one report: header, findings (evidence, fix, verification), the
+iteration timeline, the console view's tables, and flame graphs of the profile and of the
+sampled stacks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tfdiag.advise import Finding, findings_of
+from tfdiag.records.report import RunRecord
+from tfdiag.records.units import fmt_pct0, fmt_s
+from tfdiag.records.version import __version__
+from tfdiag.render.console import report_tables
+from tfdiag.render.html.flame import profile_tree, sampled_tree
+from tfdiag.render.html.page import e, flame_section, page
+from tfdiag.render.html.rich_html import to_html
+from tfdiag.render.html.svg import timeline_svg
+from tfdiag.render.probes_console import render_probes
+
+_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
+
+
+def _header(report: RunRecord) -> str:
+    call, env, t = report.call, report.environment, report.timing
+    args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
+    rows: list[tuple[str, str]] = [("called", f"{call.label}({', '.join(args)})")]
+    extra = [f"Python {env.python}"] if env.python else []
+    rows.append(("stack", " · ".join(env.stack() + extra) or "–"))
+    rows.append(
+        ("machine", " · ".join([*env.machine(), *([env.platform] if env.platform else [])]))
+    )
+    rows.append(("flavour", _FLAVOURS.get(call.flavour, call.flavour)))
+    rows.append(("profile", f"{t.profiled_calls} calls under cProfile, {t.iterations} iterations"))
+    if t.iteration_s:
+        rows.append(
+            (
+                "time",
+                f"{fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} with no "
+                f"profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(min(t.iteration_s))}, "
+                f"max {fmt_s(max(t.iteration_s))})",
+            )
+        )
+    if t.first_call_s is not None:
+        slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
+        rows.append(("first call", f"{fmt_s(t.first_call_s)} (cold, under cProfile){slow}"))
+    if report.created:
+        rows.append(("recorded", report.created))
+    cells = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
+    partial = ' <span class="partial">partial</span>' if report.partial else ""
+    return f"<h1>tfdiag · {e(call.label)}{partial}</h1><dl class=head>{cells}</dl>"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_value(v)}" for k, v in value.items())
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return ", ".join(_value(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def verification_html(verification: Any) -> str:
+    """A finding's ``verification`` (a mapping: status, speedup, fix, check, ...) as a
+    list of its keys and values, whatever keys it has; empty without one."""
+    if not verification:
+        return ""
+    if not isinstance(verification, Mapping):
+        return f'<div class="verification"><b>Verified:</b> {e(_value(verification))}</div>'
+    rows = "".join(f"<dt>{e(k)}</dt><dd>{e(_value(v))}</dd>" for k, v in verification.items())
+    status = verification.get("status")
+    head = f"Verification: {e(status)}" if status is not None else "Verification"
+    return f'<div class="verification"><b>{head}</b><dl>{rows}</dl></div>'
+
+
+def finding_html(n: int, f: Finding) -> str:
+    evidence = "".join(f"<li>{e(x)}</li>" for x in f.evidence)
+    return (
+        f'<article class="finding {e(f.severity)}" id="finding-{e(f.id)}">'
+        f'<h3><span class="sev">{e(f.severity)}</span>{n}. <code>{e(f.id)}</code> — '
+        f'{e(f.title)} <span class="impact">(impact {e(fmt_pct0(f.impact))})</span></h3>'
+        + (f"<ul>{evidence}</ul>" if evidence else "")
+        + f'<div><span class="fix-label">Fix:</span><pre class="fix">{e(f.fix)}</pre></div>'
+        + verification_html(getattr(f, "verification", None))
+        + "</article>"
+    )
+
+
+def _findings(report: RunRecord) -> str:
+    found = findings_of(report)
+    if not found:
+        return (
+            '<h2>Findings</h2><p id="findings" class="none">No findings: nothing in this '
+            "profile crosses a finding's threshold.</p>"
+        )
+    blocks = "".join(finding_html(n, f) for n, f in enumerate(found, 1))
+    return f'<h2>Findings</h2><div id="findings">{blocks}</div>'
+
+
+def report_body(report: RunRecord) -> str:
+    parts = [_header(report), _findings(report)]
+    svg = timeline_svg(report)
+    if svg is not None:
+        parts.append(f"<h2>Iteration timeline</h2>{svg}")
+    parts.append('<h2>Where the time goes</h2><div id="tables">')
+    parts += [to_html(t) for t in report_tables(report)]
+    parts.append("</div>")
+    tree = profile_tree(report.profile, report.call.label)
+    if tree is not None:
+        parts.append(
+            flame_section(
+                "flame-profile",
+                "Profile (cProfile), as an icicle",
+                "Callers above callees; a bar's width is its cumulative time over the whole "
+                "profiled run. cProfile keeps callers, not whole stacks, so a function called "
+                "from several places has its time split by those calls. Click a bar to zoom.",
+                tree,
+            )
+        )
+    probes = report.probes
+    sampled = (
+        sampled_tree(probes.sampling, "sampled stacks") if probes and probes.sampling else None
+    )
+    if sampled is not None:
+        parts.append(
+            flame_section(
+                "flame-sampled",
+                "Sampled stacks (sampling probe)",
+                "Whole Python stacks read every few milliseconds during the sampling pass, "
+                "merged: a bar's width is the time sampled inside it.",
+                sampled,
+            )
+        )
+    extra = render_probes(report)
+    if extra is not None:
+        parts.append(f"<h2>Probes</h2>{to_html(extra)}")
+    if report.notes:
+        notes = "".join(f"<li>{e(n)}</li>" for n in report.notes)
+        parts.append(f'<h2>Notes</h2><ul class="notes">{notes}</ul>')
+    parts.append(_footer())
+    return "\n".join(parts)
+
+
+def _footer() -> str:
+    return (
+        f"<footer>Written by tfdiag {e(__version__)}. The flame graphs are drawn by "
+        "d3-flame-graph (Apache-2.0) with d3 (ISC), inlined in this page; it loads "
+        "nothing from the network.</footer>"
+    )
+
+
+def report_html(report: RunRecord) -> str:
+    """The whole page of ``report``."""
+    return page(f"tfdiag · {report.call.label}", report_body(report), scripts=True)

@@ -1,0 +1,100 @@
+"""The rich console view of a merged job: the job, one row per worker with its step split,
+the spread, and the findings (cross-worker first)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from tfdiag.advise.job_table import job_findings
+from tfdiag.analysis.job import split_of, spread_of, waits
+from tfdiag.records.job import JobRecord
+from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.findings import finding_block
+from tfdiag.render.safe import labelled
+
+
+def _part(seconds: float | None, step: float) -> str:
+    if seconds is None:
+        return "–"
+    return f"{fmt_s(seconds)} {fmt_pct(seconds / step) if step > 0 else ''}".strip()
+
+
+def render_job(record: JobRecord) -> RenderableType:
+    first = record.workers[0]
+    spread = spread_of(record)
+    hosts = ", ".join(a for _, addresses in first.cluster for a in addresses)
+    lines = [
+        labelled(
+            "job",
+            f"{first.strategy or 'unknown strategy'} · {len(record.workers)} worker report(s) · "
+            f"{first.num_replicas} replicas in sync",
+        ),
+    ]
+    if hosts:
+        lines.append(labelled("cluster", hosts))
+    lines.append(
+        labelled(
+            "step",
+            f"median {fmt_s(spread.median_s)} per step across workers (fastest "
+            f"{fmt_s(spread.fastest_s)}, slowest {fmt_s(spread.slowest_s)}: spread "
+            f"{fmt_pct(spread.spread)})",
+        )
+    )
+    for note in record.notes:
+        lines.append(labelled("note", note))
+    parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag merge", box=box.ROUNDED)]
+    table = Table(
+        title="Each worker's step (median, start to start), split",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in ("#", "task", "step", "callbacks", "input", "compute", "collectives", "other"):
+        table.add_column(col, justify="left" if col in ("task",) else "right")
+    table.add_column("waits", justify="right")
+    table.add_column("report", justify="left", overflow="fold")
+    w8 = waits(record)
+    for w in record.workers:
+        s = split_of(w)
+        wait = w8[w.index]
+        table.add_row(
+            str(w.index),
+            w.task,
+            fmt_s(s.step_s),
+            _part(s.callbacks_s, s.step_s),
+            _part(s.input_s, s.step_s),
+            _part(s.compute_s, s.step_s),
+            _part(s.collective_s, s.step_s),
+            _part(s.other_s, s.step_s),
+            fmt_s(wait.wait_s) + ("" if wait.measured else " est."),
+            w.source,
+        )
+    parts.append(table)
+    if not all(w.measured for w in w8.values()):
+        parts.append(
+            Text(
+                "  without the TF profiler on every worker, input, compute and collectives "
+                'are not told apart ("other" is the whole step function) and the wait is '
+                "estimated from the step functions' times",
+                style="dim",
+            )
+        )
+    found = job_findings(record)
+    body: list[RenderableType] = []
+    for n, f in enumerate(found, 1):
+        workers = dict(f.data).get("workers")
+        scope = ""
+        if workers is not None:
+            scope = f"[worker{'s' if len(workers) > 1 else ''} {', '.join(map(str, workers))}] "
+        body += finding_block(f, head=f"{n}. {scope}")
+    parts.append(
+        Panel(
+            Group(*body) if body else Text("no findings"),
+            title="Findings (cross-worker first)",
+            box=box.ROUNDED,
+        )
+    )
+    return Group(*parts)
