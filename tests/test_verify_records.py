@@ -158,6 +158,13 @@ def test_a_verified_report_survives_save_and_load(tmp_path: Path) -> None:
     assert "Verification: verified" in text and "100× faster with tf.function" in text
 
 
+def test_the_html_page_shows_the_verification() -> None:
+    v = _verification(_variant("tf.function", 0.001))
+    page = write(replace(keras3_predict_report(), verifications=(v,)), "html")
+    assert isinstance(page, str)
+    assert "Verification: verified" in page and "tf.function(x)" in page
+
+
 def test_an_older_report_without_verifications_still_loads(tmp_path: Path) -> None:
     report = keras3_predict_report()
     report.save(tmp_path / "old")
