@@ -124,6 +124,19 @@ def test_report_renders_as_html_in_a_notebook(
     assert "Findings" in bundle["text/plain"] or "No findings" in bundle["text/plain"]
 
 
+@pytest.mark.tf
+def test_line_magic_verify_measures_the_fix(ip: InteractiveShell) -> None:
+    ip.run_line_magic("tfdiag", "-n 3 -q --verify --verify-s 30 -o rep model.predict(x, verbose=0)")
+    report = ip.user_ns["rep"]
+    first = report.findings[0]
+    assert first.id == "per-call-input-pipeline" and first.verification is not None
+    assert first.verification.status == "verified", first.verification.reason
+    with pytest.raises(UsageError, match="--verify needs a single call"):
+        ip.run_line_magic("tfdiag", "--verify y = model.predict(x, verbose=0)")
+    with pytest.raises(UsageError, match="--verify works on a line magic"):
+        ip.run_cell_magic("tfdiag", "--verify", "model.predict(x, verbose=0)")
+
+
 def test_a_keras_call_without_verbose_is_profiled_quietly() -> None:
     # #12: `%tfdiag model.predict(X)`, as the docs write it, printed a progress bar per call.
     from tfdiag.frontends.magics import quiet_keras

@@ -54,7 +54,9 @@ def _wait_for(proc: subprocess.Popen[str], url: str, log: Path) -> Any:
 
 @pytest.mark.tf
 def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
-    saved = run_cli("demo", "--iterations", "3", "--tf-profiler", "--save", str(tmp_path / "run"))
+    saved = run_cli(
+        "demo", "--iterations", "3", "--tf-profiler", "--no-verify", "--save", str(tmp_path / "run")
+    )
     assert saved.returncode == 0, saved.stderr
     before = _listing(tmp_path / "run.tfprofile")
     port = _free_port()

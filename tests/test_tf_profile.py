@@ -160,5 +160,15 @@ def test_demo_through_the_cli(tmp_path: Path) -> None:
         ["per-iteration-tracing", "per-call-input-pipeline"],
     )
     assert (tmp_path / "d.tfdiag.json").exists() and (tmp_path / "d.prof").exists()
+    # the demo verifies by default: the seed-003 fix measured in this run, checked, saved
+    first = doc["findings"][0]
+    assert first["id"] == "per-call-input-pipeline"  # verified findings lead
+    v = first["verification"]
+    assert v["status"] == "verified", v["reason"]
+    assert v["speedup"] > 1.1 and v["check_passed"] is True
+    assert v["fixed_median_s"] < v["baseline_median_s"]
+    assert v["speedup"] == pytest.approx(v["baseline_median_s"] / v["fixed_median_s"])
+    saved = tfdiag.load_report(tmp_path / "d.tfdiag.json").to_json()["findings"][0]
+    assert saved["verification"] == v
     again = run_cli("demo", "--iterations", "3", "--save", str(tmp_path / "d"))
     assert again.returncode == 2 and "exists" in again.stderr

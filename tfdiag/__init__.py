@@ -16,6 +16,7 @@ from typing import Any
 from tfdiag import keras
 from tfdiag.capture.runner import Interrupted, profile
 from tfdiag.measure.run import compare
+from tfdiag.measure.verify.accelerate import Accelerated, accelerate
 from tfdiag.records.catalog import Category, Rule, load_rules
 from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
 from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
@@ -26,6 +27,7 @@ from tfdiag.results.merge import merge
 from tfdiag.results.report import Report
 
 __all__ = [
+    "Accelerated",
     "Category",
     "FindingRule",
     "InputError",
@@ -36,6 +38,7 @@ __all__ = [
     "Rule",
     "TfdiagError",
     "__version__",
+    "accelerate",
     "compare",
     "keras",
     "load_finding_rules",

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.report import RunRecord
+from tfdiag.records.verification import Verification
 
 
 class CallKind(str, Enum):
@@ -41,7 +42,11 @@ def call_kind(method: str) -> CallKind:
 
 @dataclass(frozen=True)
 class Finding:
-    """One diagnosis: ``id`` is stable across versions; ``evidence`` is this run's numbers."""
+    """One diagnosis: ``id`` is stable across versions; ``evidence`` is this run's numbers.
+
+    ``verification``: its fixes measured on the user's call (``profile(..., verify=True)``),
+    None when not verified; ``impact`` stays the estimate from the profile.
+    """
 
     id: str
     title: str
@@ -51,6 +56,7 @@ class Finding:
     fix: str
     #: Fields beside the text, in JSON (a straggler's ``slow_workers``).
     data: tuple[tuple[str, Any], ...] = ()
+    verification: Verification | None = None
 
 
 @dataclass(frozen=True)

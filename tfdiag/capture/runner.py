@@ -24,6 +24,7 @@ from tfdiag.capture.environment import describe_call
 from tfdiag.capture.observe import READING, Observation, observe
 from tfdiag.capture.snapshot import snapshot
 from tfdiag.capture.traces import TraceRecorder, recording
+from tfdiag.measure.verify import DEFAULT_BUDGET_S, VerifySettings, check_budget, verify_report
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock, Progress
@@ -113,6 +114,8 @@ def profile(
     findings: Iterable[FindingRule] = (),
     sampling: bool | None = None,
     tf_profiler: bool | None = None,
+    verify: bool = False,
+    verify_s: float = DEFAULT_BUDGET_S,
     progress: bool = True,
     **kwargs: Any,
 ) -> Report:
@@ -142,6 +145,11 @@ def profile(
         progress: a transient progress bar on stderr, on a terminal or in a notebook only,
             updated between calls (never inside a timed one); ``False`` or
             ``TFDIAG_PROGRESS=0``: none.
+        verify: then build each finding's mechanical fix on this call, time it against the
+            call as written (compare's engine) and check it; the result is each finding's
+            ``verification`` (docs/verify.md). Training fixes run on clones of the model.
+        verify_s: the seconds verification may take (default 60); findings it cannot reach
+            in time say so.
         **kwargs: passed to ``fn`` unchanged (``epochs=1, verbose=0``...).
 
     Raises:
@@ -151,10 +159,13 @@ def profile(
             iterations done so far, marked partial.
         Exception: whatever ``fn`` raises, unchanged, with the profiler detached.
     """
+    budget = check_budget(verify_s)
+    if not isinstance(verify, bool):
+        raise InputError(f"verify must be True or False, got {verify!r}")
     from tfdiag.render.progress import progress_bar
 
     with progress_bar("tfdiag.profile", enabled=progress) as on_step:
-        return profile_call(
+        report = profile_call(
             fn,
             args,
             kwargs,
@@ -165,6 +176,15 @@ def profile(
             tf_profiler=tf_profiler,
             on_step=on_step,
         )
+    if not verify:
+        return report
+    try:
+        settings = VerifySettings(budget_s=budget)
+        return verify_report(report, fn, args, kwargs, settings=settings, progress=progress)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            "interrupted while verifying: .report is complete, unverified", report
+        ) from None
 
 
 def profile_call(

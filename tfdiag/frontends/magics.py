@@ -19,15 +19,16 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from tfdiag.capture.runner import profile
+from tfdiag.measure.verify import DEFAULT_BUDGET_S
 from tfdiag.records.errors import InputError
 from tfdiag.results.load import report_from_stats
 from tfdiag.results.report import Report
 
 USAGE = (
-    "%tfdiag [-n ITERATIONS] [-o VAR] [--save PATH] [--force] [-q] model.predict(x)  |  "
+    "%tfdiag [-n ITERATIONS] [-o VAR] [--save PATH] [--force] [-q] [--verify] model.predict(x)  |  "
     "%%tfdiag [options] on the first line of a cell"
 )
-_VALUE_OPTIONS = frozenset({"-n", "--iterations", "-o", "--out-var", "--save"})
+_VALUE_OPTIONS = frozenset({"-n", "--iterations", "-o", "--out-var", "--save", "--verify-s"})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--save")
     p.add_argument("--force", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--verify", action="store_true")
+    p.add_argument("--verify-s", dest="verify_s", type=float, default=DEFAULT_BUDGET_S)
     return p
 
 
@@ -140,7 +143,8 @@ class TfdiagMagics(Magics):
 
         Options: -n ITERATIONS (default 20) · -o VAR (store the report in VAR) ·
         --save PATH (.tfdiag.json + .prof) · --force (replace a saved report) ·
-        -q (do not show the report).
+        -q (do not show the report) · --verify (line magic on a call: measure each finding's
+        mechanical fix against it, docs/verify.md) · --verify-s SECONDS (its budget).
         """
         tokens, statement = split_options(line)
         opts = _parser().parse_args(tokens)
@@ -159,11 +163,25 @@ class TfdiagMagics(Magics):
                 if parts is not None:
                     fn, args, kwargs = parts
                     kwargs = quiet_keras(fn, kwargs)
-                    report = profile(fn, *args, iterations=opts.iterations, **kwargs)
+                    report = profile(
+                        fn,
+                        *args,
+                        iterations=opts.iterations,
+                        verify=opts.verify,
+                        verify_s=opts.verify_s,
+                        **kwargs,
+                    )
                 else:
+                    if opts.verify:
+                        raise UsageError(
+                            "%tfdiag: --verify needs a single call (model.predict(x)): "
+                            "tfdiag re-runs its fixes on that call"
+                        )
                     label = statement if len(statement) <= 40 else statement[:39] + "…"
                     report = profile_code(source, ns, iterations=opts.iterations, label=label)
             else:
+                if opts.verify:
+                    raise UsageError("%%tfdiag: --verify works on a line magic's single call")
                 if statement:
                     raise UsageError(f"%%tfdiag: unexpected {statement!r} (usage: {USAGE})")
                 source = _transform(shell, cell)

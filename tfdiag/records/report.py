@@ -23,6 +23,7 @@ from tfdiag.records.numbers import iqr, median
 from tfdiag.records.probes import Probes
 from tfdiag.records.stats import ProfileStats
 from tfdiag.records.traces import TraceEvent
+from tfdiag.records.verification import Verification
 
 SCHEMA_VERSION = 1
 REPORT_SUFFIX = ".tfdiag.json"
@@ -173,8 +174,14 @@ class RunRecord:
     py_callbacks: tuple[PyCallback, ...] = ()
     #: The worker's place in a ``tf.distribute`` job (``None``: no strategy, or not recorded).
     distribution: Distribution | None = None
+    #: ``profile(..., verify=True)``: each finding's fixes measured against the call as
+    #: written (empty: not verified). Raw records; the verdicts are derived.
+    verifications: tuple[Verification, ...] = ()
 
     kind: ClassVar[str] = "profile"
+
+    def verification_of(self, finding: str) -> Verification | None:
+        return next((v for v in self.verifications if v.finding == finding), None)
 
 
 def report_paths(path: str | Path) -> tuple[Path, Path]:

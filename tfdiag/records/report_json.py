@@ -19,6 +19,7 @@ from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
 from tfdiag.records.stats import ProfileStats
 from tfdiag.records.traces import TraceEvent
+from tfdiag.records.verification import Verification
 
 #: Column names of ``profile.functions`` rows, written beside them for other readers.
 PROFILE_COLUMNS = (
@@ -71,6 +72,7 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
         "traces": [e.to_json() for e in record.traces],
         "py_callbacks": [c.to_json() for c in record.py_callbacks],
         "distribution": None if record.distribution is None else record.distribution.to_json(),
+        "verifications": [v.to_json() for v in record.verifications],
     }
 
 
@@ -119,6 +121,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         traces=tuple(TraceEvent.from_json(row) for row in d.items("traces")),
         py_callbacks=tuple(PyCallback.from_json(row) for row in d.items("py_callbacks")),
         distribution=Distribution.from_json(d.doc.get("distribution")),
+        verifications=tuple(Verification.from_json(v) for v in d.items("verifications")),
     )
 
 

@@ -12,6 +12,7 @@ from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
 from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
+from tfdiag.records.verification import verification_view
 from tfdiag.render.document import header
 
 #: Culprit rows written to JSON (the full table is in ``profile``).
@@ -83,6 +84,11 @@ def report_to_json(report: RunRecord) -> dict[str, Any]:
                 "impact": f.impact,
                 "evidence": list(f.evidence),
                 "fix": f.fix,
+                **(
+                    {"verification": verification_view(f.verification)}
+                    if f.verification is not None
+                    else {}
+                ),
             }
             for f in findings_of(report)
         ],

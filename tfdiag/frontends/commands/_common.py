@@ -37,6 +37,17 @@ warmup = int_at_least(1, 1000)
 width = int_at_least(20, 1000)
 
 
+def verify_seconds(text: str) -> float:
+    """``--verify-s``: seconds in [0, 1e6] (0: verify nothing, say so per finding)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= 1e6:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1e6 seconds, got {text}")
+    return value
+
+
 def given(option: str) -> Callable[[str], str]:
     """An argparse ``type`` refusing an empty value (``--save ""`` is a mistake, not "no
     file", and ``--methods ""`` is not "every method")."""

@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from tfdiag.frontends.commands._common import add_output_options, given, iterations, print_report
+from tfdiag.frontends.commands._common import (
+    add_output_options,
+    given,
+    iterations,
+    print_report,
+    verify_seconds,
+)
 
 
 def register(sub: Any) -> None:
@@ -21,6 +27,18 @@ def register(sub: Any) -> None:
     p.add_argument("--force", action="store_true", help="replace an existing saved report")
     p.add_argument("--sampling", action="store_true", help="also run the sampling probe")
     p.add_argument("--tf-profiler", action="store_true", help="also run the TF profiler probe")
+    p.add_argument(
+        "--no-verify",
+        dest="verify",
+        action="store_false",
+        help="don't measure each finding's fix against the call (on by default: docs/verify.md)",
+    )
+    p.add_argument(
+        "--verify-s",
+        type=verify_seconds,
+        default=60.0,
+        help="seconds verification may take (default 60)",
+    )
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -43,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             iterations=args.iterations,
             sampling=args.sampling,
             tf_profiler=args.tf_profiler,
+            verify=args.verify,
+            verify_s=args.verify_s,
         )
     except Interrupted as exc:
         if exc.report is None:

@@ -10,6 +10,7 @@ from typing import Any
 from tfdiag.advise import Finding, findings_of
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct0, fmt_s
+from tfdiag.records.verification import Verification, verification_view
 from tfdiag.records.version import __version__
 from tfdiag.render.console import report_tables
 from tfdiag.render.html.flame import profile_tree, sampled_tree
@@ -74,6 +75,12 @@ def verification_html(verification: Any) -> str:
     return f'<div class="verification"><b>{head}</b><dl>{rows}</dl></div>'
 
 
+def _verification_of(f: Finding) -> Any:
+    """The finding's verification as its JSON view (``findings[i].verification``)."""
+    v = getattr(f, "verification", None)
+    return verification_view(v) if isinstance(v, Verification) else v
+
+
 def finding_html(n: int, f: Finding) -> str:
     evidence = "".join(f"<li>{e(x)}</li>" for x in f.evidence)
     return (
@@ -82,7 +89,7 @@ def finding_html(n: int, f: Finding) -> str:
         f'{e(f.title)} <span class="impact">(impact {e(fmt_pct0(f.impact))})</span></h3>'
         + (f"<ul>{evidence}</ul>" if evidence else "")
         + f'<div><span class="fix-label">Fix:</span><pre class="fix">{e(f.fix)}</pre></div>'
-        + verification_html(getattr(f, "verification", None))
+        + verification_html(_verification_of(f))
         + "</article>"
     )
 

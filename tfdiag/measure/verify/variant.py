@@ -1,0 +1,56 @@
+"""The types of the fixes table: a :class:`Variant` (one mechanical fix of one finding) and
+what its ``prepare`` builds (:class:`Built`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tfdiag.measure.verify.call import Call
+from tfdiag.records.verification import FIX
+
+INFERENCE, TRAINING = "inference", "training"
+
+
+class NotApplicable(Exception):
+    """Raised by ``prepare`` when the variant cannot be built for this call (the reason)."""
+
+
+@dataclass
+class Built:
+    """A variant ready to time.
+
+    Attributes:
+        run: one call of the variant.
+        result: inference: its output, run untimed after timing (compared with the
+            baseline's); training: unused.
+        units: how many of the baseline's calls one ``run`` does the work of (one ``predict``
+            over 8 batches: 8); its times are divided by it.
+        fix: the code that was run, as the user would write it.
+        expected: turns the baseline's output into what this variant must return (one
+            ``predict`` over 8 copies of x returns the baseline's output 8 times).
+        loss: training: the loss of the variant's model on the call's data (evaluate).
+        note: what the user should know about how it was measured.
+    """
+
+    run: Callable[[], Any]
+    fix: str
+    result: Callable[[], Any] | None = None
+    units: int = 1
+    expected: Callable[[Any], Any] | None = None
+    loss: Callable[[], float] | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One mechanical fix: when it applies to a call (``applies`` returns None, or the reason
+    it does not) and how to build it on that call."""
+
+    name: str
+    kind: str
+    applies: Callable[[Call], str | None]
+    prepare: Callable[[Call], Built]
+    role: str = FIX
+    about: str = ""
