@@ -82,7 +82,9 @@ def test_updates_fall_between_timed_calls_on_the_fake_clock() -> None:
         steps.append((done, total, label))
         clock.advance(1.0)  # a second per update: inside any timing, it would show
 
-    report = profile_call(Program(clock).step, iterations=6, clock=clock, on_step=costly_update)
+    report = profile_call(
+        Program(clock).step, iterations=6, clock=clock, on_step=costly_update, tf_profiler=False
+    )
     t = report.timing
     assert t.first_call_s == BUILD_S + CALL_S
     assert t.profiled_iteration_s == (CALL_S,) * 3

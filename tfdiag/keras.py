@@ -20,7 +20,8 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
-from tfdiag.capture.runner import _LOCK, MAX_ITERATIONS, busy_reason, new_profiler
+from tfdiag.capture.plan import MAX_ITERATIONS
+from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
 from tfdiag.capture.snapshot import snapshot
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule

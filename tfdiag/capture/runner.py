@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import cProfile
 import inspect
-import math
 import signal
 import sys
 import threading
@@ -22,6 +21,13 @@ from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import describe_call
 from tfdiag.capture.observe import READING, Observation, observe
+from tfdiag.capture.plan import (
+    MIN_PROFILED,
+    check_iterations,
+    probe_flag,
+    profiled_iterations,
+    tf_in_use,
+)
 from tfdiag.capture.snapshot import snapshot
 from tfdiag.capture.traces import TraceRecorder, recording
 from tfdiag.measure.verify import DEFAULT_BUDGET_S, VerifySettings, check_budget, verify_report
@@ -33,8 +39,6 @@ from tfdiag.records.probes import Probes
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
 
-#: More iterations than this is a typo, not a profile.
-MAX_ITERATIONS = 1_000_000
 _LOCK = threading.Lock()
 
 
@@ -70,40 +74,6 @@ def busy_reason() -> str | None:
             "or an IDE); tfdiag would replace it, so it does not start"
         )
     return None
-
-
-def _check_iterations(iterations: object) -> int:
-    if isinstance(iterations, bool) or not isinstance(iterations, int):
-        raise InputError(f"iterations must be an integer, got {iterations!r}")
-    if iterations < 1:
-        raise InputError(f"iterations must be at least 1, got {iterations}")
-    if iterations > MAX_ITERATIONS:
-        raise InputError(f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations:,}")
-    return iterations
-
-
-def profiled_iterations(n: int) -> int:
-    """How many of the ``n`` iterations run under cProfile: a quarter of them (at least 3,
-    the fewest that tell per-iteration from build cost; cProfile's counts are exact, so a
-    few iterations classify as well as many), so the whole default diagnosis costs at most
-    about twice the ``n`` plain iterations, its fixed costs included (benchmarks/
-    diagnosis_cost.py)."""
-    return min(n, max(MIN_PROFILED, math.ceil(n / 4)))
-
-
-#: The fewest profiled iterations that tell "called twice" from "once per iteration".
-MIN_PROFILED = 3
-
-
-def _probe_flag(value: object, name: str) -> bool | None:
-    if value is not None and not isinstance(value, bool):
-        raise InputError(f"{name} must be True, False or None (automatic), got {value!r}")
-    return value
-
-
-def _tf_in_use() -> bool:
-    """The TF profiler is on by default when the call has imported TensorFlow."""
-    return "tensorflow" in sys.modules
 
 
 def profile(
@@ -215,13 +185,13 @@ def profile_call(
             f"{getattr(fn, '__name__', 'fn')} is a generator or async function: calling it does "
             "not run its body; profile a function that does the work"
         )
-    n = _check_iterations(iterations)
+    n = check_iterations(iterations)
     rules = tuple(rules)
     if not all(isinstance(r, Rule) for r in rules):
         raise InputError("rules must be tfdiag.Rule objects")
     finding_rules = check_finding_rules(findings)
-    want_sampling = _probe_flag(sampling, "sampling")
-    want_tf = _probe_flag(tf_profiler, "tf_profiler")
+    want_sampling = probe_flag(sampling, "sampling")
+    want_tf = probe_flag(tf_profiler, "tf_profiler")
     # _Run describes the call: user code (a __repr__) may raise
     run = _Run(fn, args, kwargs, n, clock, on_step)
     reason = busy_reason()
@@ -231,7 +201,7 @@ def profile_call(
         run.profiled_pass()
         run.observe_pass(
             sampling=want_sampling is True,
-            tf_profiler=want_tf if want_tf is not None else _tf_in_use(),
+            tf_profiler=want_tf if want_tf is not None else tf_in_use(),
         )
     except KeyboardInterrupt:
         with _ctrl_c_held():  # a burst of Ctrl-C must not lose the partial report

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tfdiag.capture.runner import MAX_ITERATIONS
+from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.reading import check_regular
