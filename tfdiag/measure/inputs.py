@@ -84,13 +84,20 @@ def load_model(path: str) -> Any:
         raise InputError(f"{p}: cannot load a Keras model ({one_line(exc)})") from None
 
 
-def load_factory(spec: str) -> Callable[..., Any]:
-    """The function named by ``path.py:function``."""
+def factory_spec(spec: str) -> tuple[Path, str]:
+    """``path.py:function`` checked (a regular file, a name) without importing anything, so
+    a typo is refused before TensorFlow is loaded."""
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name:
         raise InputError(f"--factory takes path.py:function, got {spec!r}")
     p = Path(path)
     check_regular(p, "factory")
+    return p, name
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """The function named by ``path.py:function``."""
+    p, name = factory_spec(spec)
     module_name = f"_tfdiag_factory_{abs(hash(str(p.resolve())))}"
     loader_spec = importlib.util.spec_from_file_location(module_name, p)
     if loader_spec is None or loader_spec.loader is None:

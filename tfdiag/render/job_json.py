@@ -5,23 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdiag.advise.finding import Finding
 from tfdiag.advise.job_table import job_findings
 from tfdiag.analysis.job import split_of, spread_of, waits
 from tfdiag.records.job import JobRecord
-from tfdiag.render.document import header
-
-
-def finding_to_json(f: Finding) -> dict[str, Any]:
-    return {
-        "id": f.id,
-        "title": f.title,
-        "severity": f.severity,
-        "impact": f.impact,
-        "evidence": list(f.evidence),
-        "fix": f.fix,
-        **{k: v for k, v in f.data},
-    }
+from tfdiag.render.document import finding_to_json, header
 
 
 def job_to_json(record: JobRecord) -> dict[str, Any]:

@@ -12,8 +12,7 @@ from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
 from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
-from tfdiag.records.verification import verification_view
-from tfdiag.render.document import header
+from tfdiag.render.document import finding_to_json, header
 
 #: Culprit rows written to JSON (the full table is in ``profile``).
 TOP_CULPRITS_JSON = 50
@@ -76,22 +75,7 @@ def report_to_json(report: RunRecord) -> dict[str, Any]:
             }
             for r in a.culprits[:TOP_CULPRITS_JSON]
         ],
-        "findings": [
-            {
-                "id": f.id,
-                "title": f.title,
-                "severity": f.severity,
-                "impact": f.impact,
-                "evidence": list(f.evidence),
-                "fix": f.fix,
-                **(
-                    {"verification": verification_view(f.verification)}
-                    if f.verification is not None
-                    else {}
-                ),
-            }
-            for f in findings_of(report)
-        ],
+        "findings": [finding_to_json(f) for f in findings_of(report)],
         **{k: v for k, v in raw.items() if k not in _HEAD},
         "probe_summary": _probe_summary(report),
     }

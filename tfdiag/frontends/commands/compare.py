@@ -96,6 +96,7 @@ def _subjects(args: argparse.Namespace) -> tuple[Any, Any, Any, list[Any]]:
     from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.measure.inputs import (
         call_factory,
+        factory_spec,
         load_array,
         load_factory,
         load_model,
@@ -105,6 +106,7 @@ def _subjects(args: argparse.Namespace) -> tuple[Any, Any, Any, list[Any]]:
     if args.factory:
         if args.model or args.x or args.y:
             raise InputError("--factory returns its own model and data: drop --model/--x/--y")
+        factory_spec(args.factory)  # a typo is refused before TensorFlow loads
         import_tensorflow()
         fn = load_factory(args.factory)
         if not takes_flavour(fn):
