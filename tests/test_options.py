@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -133,13 +134,25 @@ print(json.dumps(outcomes))
 """
 
 
+def default_sigint() -> None:
+    """Ctrl-C as a terminal delivers it: a job started in the background by a
+    non-interactive shell (a CI runner's) inherits SIGINT ignored, and Python then never
+    raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_burst_of_ctrl_c_keeps_the_partial_report() -> None:
     trials = 150
     code = "\n".join(
         ["import sys", f"sys.path.insert(0, {str(ROOT)!r})", BURSTS.replace("TRIALS", str(trials))]
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=240, cwd=ROOT
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+        preexec_fn=default_sigint,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     outcomes = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -78,6 +78,9 @@ def test_tensorboard_serves_the_saved_trace_on_loopback(tmp_path: Path) -> None:
         text=True,
         cwd=ROOT,
         env=env,
+        # Ctrl-C as a terminal delivers it, even when this runs as a background job of a
+        # non-interactive shell (which starts its jobs with SIGINT ignored).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     base = f"http://127.0.0.1:{port}/data/plugin/profile"
     try:
