@@ -146,7 +146,8 @@ class _Keeper:
 
 
 def _frames(data: bytes) -> list[bytes]:
-    out, at = [], 0
+    out: list[bytes] = []
+    at = 0
     while True:
         size = int.from_bytes(data[at : at + 4], "big")
         at += 4
