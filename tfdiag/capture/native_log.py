@@ -228,11 +228,11 @@ def quiet() -> Iterator[None]:
                 with suppress(Exception):
                     sys.stderr.flush()
                 os.dup2(saved, 2)
+                _keep(keeper.collect())  # however the block ended
         finally:
             if python_stderr is not None:
                 sys.stderr = python_stderr
             os.close(saved)
-        _keep(keeper.collect())
 
 
 def _python_stderr_to(fd: int) -> TextIO | None:
@@ -278,9 +278,13 @@ def take() -> tuple[tuple[str, ...], int]:
 
 
 def import_tensorflow() -> None:
-    """Import TensorFlow now, its start-up log lines kept; nothing if it is imported already
-    or not installed (the code that needs it then says so)."""
+    """Import TensorFlow now and let it look for its devices (which, on a machine without a
+    GPU, logs ``failed call to cuInit``), their log lines kept; nothing if it is imported
+    already or not installed (the code that needs it then says so). Listing the physical
+    devices leaves them configurable (``set_memory_growth`` still works after it)."""
     if "tensorflow" in sys.modules:
         return
     with quiet(), suppress(ImportError):
-        importlib.import_module("tensorflow")
+        tf = importlib.import_module("tensorflow")
+        with suppress(Exception):
+            tf.config.list_physical_devices()
