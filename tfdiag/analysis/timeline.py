@@ -314,10 +314,8 @@ def program_timeline(record: RunRecord) -> ProgramTimeline:
     if machine is None or (tl.spikes is None and tl.drift is None):
         return ProgramTimeline(tl, times, what)
     load: tuple[float, ...] = ()
-    if start >= 0 and tl.median_s is not None and tl.median_s >= MIN_LOAD_ITERATION_S:
-        load = machine.per_iteration[start : start + len(times)]
-        if len(load) != len(times):
-            load = ()
+    if start >= 0 and tl.median_s:
+        load = _load_windows(times, machine.per_iteration[start : start + len(times)])
     notes: list[str] = []
     spikes, drift = tl.spikes, tl.drift
     if spikes is not None and spikes.period is None:
@@ -342,6 +340,24 @@ def program_timeline(record: RunRecord) -> ProgramTimeline:
                 "against)"
             )
     return ProgramTimeline(replace(tl, spikes=spikes, drift=drift), times, what, tuple(notes))
+
+
+def _load_windows(times: Sequence[float], load: Sequence[float]) -> tuple[float, ...]:
+    """Per-iteration load, each iteration given the time-weighted load of the window of
+    consecutive iterations around it that lasts at least :data:`MIN_LOAD_ITERATION_S` (one
+    iteration when it is that long): shorter ones are mostly the kernel's tick rounding.
+    Empty when the figures do not cover the series."""
+    if len(load) != len(times) or not times:
+        return ()
+    typical = statistics.median(times)
+    size = max(1, math.ceil(MIN_LOAD_ITERATION_S / typical)) if typical > 0 else len(times)
+    out: list[float] = []
+    for start in range(0, len(times), size):
+        ts, ls = times[start : start + size], load[start : start + size]
+        total = sum(ts)
+        value = sum(t * v for t, v in zip(ts, ls)) / total if total > 0 else 0.0
+        out.extend([value] * len(ts))
+    return tuple(out)
 
 
 def _held_without_load(
