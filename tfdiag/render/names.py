@@ -92,7 +92,8 @@ class NamedRows:
 
         columns = list(zip(*(cells for _, cells in self.rows))) or [() for _ in self.headers]
         widths = [
-            max([cell_len(h), *(cell_len(c) for c in col)]) for h, col in zip(self.headers, columns)
+            max([cell_len(h), *(cell_len(part) for c in col for part in c.split("\n"))])
+            for h, col in zip(self.headers, columns)
         ]
 
         def line(cells: tuple[str, ...] | list[str]) -> str:
@@ -105,7 +106,9 @@ class NamedRows:
         yield Text(line(list(self.headers)))
         yield Text("  " + "─" * max(min(width, sum(widths) + 2 * len(widths)) - 2, 1))
         for name, cells in self.rows:
-            yield Text(line(cells))
+            split = [cell.split("\n") for cell in cells]  # a cell may hold several lines
+            for k in range(max((len(parts) for parts in split), default=1)):
+                yield Text(line([parts[k] if k < len(parts) else "" for parts in split]))
             for part in wrap_parts(self.split(name), width - 6):
                 yield Text("      " + part, style="dim")
         if self.caption:
