@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from synth import keras3_predict_report, tensor, trace
+from synth import SITE, keras3_predict_report, tensor, trace
 
 from tfdiag.advise import FINDINGS
 from tfdiag.advise.guards import (
@@ -85,7 +85,7 @@ def test_a_python_value_that_changes_is_named_with_its_argument_and_fix() -> Non
 def test_a_new_shape_names_the_dimension() -> None:
     events = [trace(0, (("x", tensor(n, 4)),)) for n in (8, 8, 3)]
     counted = counted_traces(events)
-    assert len(counted[("step", "/home/me/train.py", 10)]) == 3
+    assert len(counted[("step", "/home/me/train.py", 10, "")]) == 3
     (r,) = retraced(events, 2)
     assert r.variant == "shape" and "changes shape in dimension 0: 8, 8, 3" in r.cause
     assert "input_signature" in retrace_fix("shape")
@@ -109,6 +109,30 @@ def test_the_second_trace_of_a_function_creating_variables_counts_once() -> None
     events = [trace(0, x, function_id=1), init, trace(0, x, function_id=2)]
     assert retraced(events, 1) == ()
     assert retraced([*events, trace(0, (("x", tensor(3)),))], 1)[0].traces == 2
+
+
+def test_tf_data_functions_are_told_apart_by_name_and_blamed_on_the_pipeline() -> None:
+    """All of tf.data's functions are one wrapper in TensorFlow's source (as recorded from
+    ``model.predict`` in TF 2.21); each ``predict`` on arrays builds its pipeline again."""
+    wrapper = "StructuredFunctionWrapper.__init__.<locals>.trace_tf_function.<locals>.wrapped_fn"
+    tf_file = SITE + "tensorflow/python/data/ops/structured_function.py"
+
+    def data(name: str, spec: str, k: int):
+        return trace(0, (("args_0", spec),), function=wrapper, file=tf_file, line=230, name=name)
+
+    calls = [
+        [data("Dataset_map_permutation", tensor(), k), data("Dataset_map_grab", tensor(8, 4), k)]
+        for k in range(3)
+    ]
+    found = retraced([e for call in calls for e in call], 1)
+    assert [(r.function, r.where, r.traces) for r in found] == [
+        ("Dataset_map_permutation", "tf.data", 3),
+        ("Dataset_map_grab", "tf.data", 3),
+    ]
+    assert (
+        found[0].variant == "via-data" and "tf.data pipeline that is built again" in found[0].cause
+    )
+    assert "build the `tf.data.Dataset` once" in retrace_fix("via-data")
 
 
 def test_functions_are_counted_apart_most_traces_first() -> None:

@@ -192,3 +192,11 @@ def test_cli_warns_on_stderr_beside_json(saved: tuple[Path, Path], tmp_path: Pat
     assert proc.returncode == 0
     assert proc.stderr.startswith("tfdiag: warning: the runs are from different machines")
     assert json.loads(proc.stdout)["warnings"][0].startswith("the runs are from different")
+
+
+def test_cli_diff_needs_no_tensorflow(saved: tuple[Path, Path]) -> None:
+    from conftest import run_cli_without_tensorflow
+
+    proc = run_cli_without_tensorflow("diff", str(saved[0]), str(saved[1]), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] == "faster"

@@ -104,15 +104,24 @@ class Retraced:
     variant: str
 
 
-def _key(e: TraceEvent) -> tuple[str, str, int]:
-    return (e.function, e.file, e.line)
+_Key = tuple[str, str, int, str]
 
 
-def counted_traces(events: Sequence[TraceEvent]) -> dict[tuple[str, str, int], list[TraceEvent]]:
-    """The traces of each function (by its source), in order, without those TensorFlow
+def _is_data(e: TraceEvent) -> bool:
+    return e.name.startswith("Dataset_") or "StructuredFunctionWrapper" in e.function
+
+
+def _key(e: TraceEvent) -> _Key:
+    """A function by its source; tf.data's functions (all one wrapper in TensorFlow's source)
+    by their name too (``Dataset_map_grab_batch``)."""
+    return (e.function, e.file, e.line, e.name if _is_data(e) else "")
+
+
+def counted_traces(events: Sequence[TraceEvent]) -> dict[_Key, list[TraceEvent]]:
+    """The traces of each function (:func:`_key`), in order, without those TensorFlow
     makes once for a function that creates variables on its first call: its variable
     initialiser, and the second trace of the same call with the same argument types."""
-    out: dict[tuple[str, str, int], list[TraceEvent]] = {}
+    out: dict[_Key, list[TraceEvent]] = {}
     skip: set[int] = set()
     for k, e in enumerate(events):
         if _INIT_VARIABLES not in e.function:
@@ -130,11 +139,17 @@ def counted_traces(events: Sequence[TraceEvent]) -> dict[tuple[str, str, int], l
 
 def explain_retrace(traces: Sequence[TraceEvent]) -> tuple[str, str]:
     """``(variant, cause)`` of a function's repeated traces: the argument whose Python value,
-    shape or type changes (:func:`~tfdiag.advise.graphs.retrace_cause`), else a new
-    ``tf.function`` object per call when the objects differ."""
+    shape or type changes (:func:`~tfdiag.advise.graphs.retrace_cause`), else a tf.data
+    function of a pipeline built again, else a new ``tf.function`` object per call when the
+    objects differ."""
     found = retrace_cause(list(traces))
     if found is not None:
         return found
+    if _is_data(traces[0]):
+        return (
+            "via-data",
+            "a function of a tf.data pipeline that is built again each time",
+        )
     objects = len({t.function_id for t in traces})
     if objects > 1:
         return (
@@ -151,12 +166,14 @@ def explain_retrace(traces: Sequence[TraceEvent]) -> tuple[str, str]:
 def retraced(events: Sequence[TraceEvent], limit: int) -> tuple[Retraced, ...]:
     """Every function traced more than ``limit`` times, most traces first."""
     out = []
-    for (function, file, line), traces in counted_traces(events).items():
+    for (function, file, line, data_name), traces in counted_traces(events).items():
         if len(traces) <= limit:
             continue
         variant, cause = explain_retrace(traces)
-        name = file.replace("\\", "/").rsplit("/", 1)[-1] or "?"
-        out.append(Retraced(function, f"{name}:{line}", len(traces), cause, variant))
+        where = f"{file.replace(chr(92), '/').rsplit('/', 1)[-1] or '?'}:{line}"
+        if data_name:
+            function, where = data_name, "tf.data"
+        out.append(Retraced(function, where, len(traces), cause, variant))
     return tuple(sorted(out, key=lambda r: -r.traces))
 
 

@@ -10,7 +10,8 @@ fails the test when the run has a forbidden finding (by default every finding a 
 change fixes, at severity medium or above: docs/ci.md), with the finding's id, title,
 evidence and fix in the message; the report is saved under ``--tfdiag-dir`` (else the
 test's ``tmp_path``), one file set per test. Settings, the first given wins: the call's
-arguments, the closest ``@pytest.mark.tfdiag(...)``, the ini options, the defaults.
+arguments, the ``@pytest.mark.tfdiag(...)`` markers (the test's, its class's, its module's),
+the ini options, the defaults.
 
 Loading the plugin imports neither TensorFlow nor the profiler: only a test that uses the
 fixture does.
@@ -115,10 +116,10 @@ class Checker:
         self._calls = 0
 
     def settings(self) -> dict[str, Any]:
-        """The marker's and the ini's settings (the marker first)."""
+        """The ini's settings, then the ``tfdiag`` markers' from the farthest (a module's
+        ``pytestmark``) to the closest (the test's own), each overriding the last."""
         out = _ini_settings(self._request.config)
-        marker = self._request.node.get_closest_marker(_MARKER)
-        if marker is not None:
+        for marker in reversed(list(self._request.node.iter_markers(_MARKER))):
             if marker.args:
                 raise pytest.UsageError("@pytest.mark.tfdiag takes keyword arguments only")
             unknown = set(marker.kwargs) - set(_SETTINGS)

@@ -64,8 +64,8 @@ def render_diff(record: DiffRecord) -> RenderableType:
         _table("new", record.new),
         _table("persisting", record.persisting),
         Text(
-            "impact: the share of each iteration the finding's fix can remove; faster/slower: "
-            "the runs' interquartile intervals do not overlap (docs/ci.md)",
+            "impact: as in each report, the share of the time the finding's fix can remove; "
+            "faster/slower: the runs' interquartile intervals do not overlap (docs/ci.md)",
             style="dim",
         ),
     ]
