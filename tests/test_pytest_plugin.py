@@ -87,12 +87,18 @@ def test_a_passing_check_returns_the_report_and_saves_it_per_test(tmp_path: Path
 
         def test_unknown_id(tfdiag_check):
             tfdiag_check(work, forbid=["per-iteration-tracin"])
+
+        @pytest.mark.tfdiag(iterations=0)
+        def test_no_iterations(tfdiag_check):
+            tfdiag_check(work)
     """
     proc = run_pytest(tmp_path, source, "--tfdiag-dir", "out", ini="tfdiag_iterations = 6\n")
     out = proc.stdout
-    assert "3 passed" in out and "2 failed" in out, out + proc.stderr
+    assert "3 passed" in out and "3 failed" in out, out + proc.stderr
     assert "unknown setting(s) iteratons" in out
-    assert "'per-iteration-tracin' is not a finding id" in out
+    assert "tfdiag_check: forbid: 'per-iteration-tracin' is not a finding id" in out
+    assert "tfdiag_check: iterations must be at least 1, got 0" in out
+    assert "guard.py" not in out  # a settings mistake is one line, not tfdiag's traceback
     saved = sorted(p.name for p in (tmp_path / "out").glob("*.tfdiag.json"))
     assert saved == [
         "test_user.py__test_call-2.tfdiag.json",

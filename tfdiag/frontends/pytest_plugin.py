@@ -170,17 +170,27 @@ class Checker:
                 evidence, fix) and where the report was saved.
         """
         __tracebackhide__ = True
+        from tfdiag.advise.guards import check_forbid, check_severity
         from tfdiag.capture.guard import (
             DEFAULT_ITERATIONS,
             DEFAULT_SEVERITY,
             ForbiddenFinding,
             check_call,
         )
+        from tfdiag.capture.plan import check_iterations
+        from tfdiag.records.errors import InputError
 
         given = {"forbid": forbid, "iterations": iterations, "severity": severity}
         given["tf_profiler"] = tf_profiler
         merged = self.settings()
         merged.update({k: v for k, v in given.items() if v is not None})
+        try:  # a mistake in the settings: one line, before the call runs
+            check_iterations(merged.get("iterations", DEFAULT_ITERATIONS))
+            check_severity(merged.get("severity", DEFAULT_SEVERITY))
+            if merged.get("forbid") is not None:
+                check_forbid(merged["forbid"])
+        except InputError as exc:
+            pytest.fail(f"tfdiag_check: {exc}", pytrace=False)
         self._calls += 1
         stem = report_stem(self._request.node.nodeid)
         if self._calls > 1:
