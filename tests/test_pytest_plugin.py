@@ -109,7 +109,9 @@ def test_a_passing_check_returns_the_report_and_saves_it_per_test(tmp_path: Path
     assert (tmp_path / "out" / "test_user.py__test_call.prof").exists()
 
 
-def test_ini_options_set_the_suite_defaults_and_the_marker_wins(tmp_path: Path) -> None:
+def test_ini_options_set_the_suite_defaults_markers_override_and_tmp_path_holds_reports(
+    tmp_path: Path,
+) -> None:
     source = """
         import pytest
 
@@ -128,6 +130,11 @@ def test_ini_options_set_the_suite_defaults_and_the_marker_wins(tmp_path: Path) 
                 assert tfdiag_check.settings() == {
                     "forbid": [], "iterations": 2, "severity": "low", "tf_profiler": True
                 }
+
+        @pytest.mark.tfdiag(tf_profiler=False, iterations=3)
+        def test_default_dir(tfdiag_check, tmp_path):
+            tfdiag_check(lambda: sum(range(10)))
+            assert (tmp_path / "test_user.py__test_default_dir.tfdiag.json").exists()
     """
     ini = """
         tfdiag_forbid = per-iteration-tracing eager-execution
@@ -136,7 +143,7 @@ def test_ini_options_set_the_suite_defaults_and_the_marker_wins(tmp_path: Path) 
         tfdiag_tf_profiler = true
     """
     proc = run_pytest(tmp_path, source, ini=ini)
-    assert "2 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert "3 passed" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_the_options_are_in_pytest_help(tmp_path: Path) -> None:
