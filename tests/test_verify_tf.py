@@ -355,3 +355,96 @@ def test_a_profiled_tf_function_gets_reduce_retracing_and_tensors(tiny_data: Any
     runs = _by_name(v)
     assert runs["reduce_retracing"].ok
     assert "raised" in (runs["Python numbers as tensors"].problem or "")
+
+
+def test_accelerate_runs_a_larger_input_in_chunks_of_the_largest_size_measured(
+    tiny_model_factory: Any, tiny_data: Any
+) -> None:
+    # 200,000 × 256 rows ran as one batch: +3.3 GB peak where predict grew 7 MiB (#20.7)
+    import numpy as np
+
+    import tfdiag
+
+    x, _ = tiny_data
+    model = tiny_model_factory("keras3")
+    fast = tfdiag.accelerate(model, x, repeats=3, warmup=1, min_block_s=0.001, max_rows=128)
+    rows: list[int] = []
+    graph = fast.graph
+
+    def counted(t: Any) -> Any:
+        rows.append(int(t.shape[0]))
+        return graph(t)
+
+    for method in ("tf.function", "predict_on_batch"):
+        forced = replace(fast, method=method, crossover_rows=None, graph=counted)
+        assert forced.chunk_rows == max(fast.measured) <= 128
+        big = np.concatenate([x] * 40)  # 1,280 rows, ten times the largest size measured
+        rows.clear()
+        out = forced(big)
+        np.testing.assert_allclose(out, model.predict(big, verbose=0), rtol=1e-5, atol=1e-6)
+        if method == "tf.function":
+            assert rows and max(rows) <= forced.chunk_rows, rows
+            assert sum(rows) == len(big)
+        assert f"run in chunks of {forced.chunk_rows}" in forced.explain()
+        rows.clear()
+        forced(x)  # within the sizes measured: one call
+        assert rows == ([32] if method == "tf.function" else [])
+
+
+def _sparse() -> Any:
+    import tensorflow as tf
+
+    return tf.sparse.SparseTensor([[0, 0], [1, 3]], [1.0, 2.0], [2, 4])
+
+
+def _ragged() -> Any:
+    import tensorflow as tf
+
+    return tf.ragged.constant([[1.0, 2.0, 3.0, 4.0], [1.0]])
+
+
+def _strings() -> Any:
+    import numpy as np
+
+    return np.array([["a", "b", "c", "d"]])
+
+
+def _objects() -> Any:
+    import numpy as np
+
+    return np.array([[object()] * 4], dtype=object)
+
+
+def _tf_strings() -> Any:
+    import tensorflow as tf
+
+    return tf.constant([["a", "b", "c", "d"]])
+
+
+def _no_rows() -> Any:
+    import numpy as np
+
+    return np.zeros((0, 4), "float32")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_sparse, "example_x is a sparse tensor"),
+        (_ragged, "example_x is a ragged tensor"),
+        (_strings, "example_x holds str.* values"),
+        (_objects, "example_x holds object values"),
+        (_tf_strings, "example_x holds string values"),
+        (_no_rows, r"example_x has no rows \(shape \(0, 4\)\)"),
+    ],
+)
+def test_accelerate_refuses_inputs_it_cannot_time_in_one_line(
+    make: Callable[[], Any], message: str, tiny_model_factory: Any
+) -> None:
+    # each raised a raw TF, NumPy or Keras error, one inside tfdiag's own code (#20.8)
+    import tfdiag
+
+    model = tiny_model_factory("keras3")
+    with pytest.raises(tfdiag.InputError, match=message) as info:
+        tfdiag.accelerate(model, make(), repeats=3, warmup=1, max_rows=32)
+    assert "\n" not in str(info.value)
