@@ -448,3 +448,76 @@ def test_accelerate_refuses_inputs_it_cannot_time_in_one_line(
     with pytest.raises(tfdiag.InputError, match=message) as info:
         tfdiag.accelerate(model, make(), repeats=3, warmup=1, max_rows=32)
     assert "\n" not in str(info.value)
+
+
+def _train_step_only() -> dict[str, Any]:
+    from tfdiag.measure.verify.training import TRAINING_VARIANTS
+
+    return {"per-call-input-pipeline": (TRAINING_VARIANTS["train step"],)}
+
+
+@pytest.mark.parametrize("given", ["validation_data", "sample_weight", "class_weight"])
+def test_the_train_step_is_not_measured_for_a_fit_it_would_not_reproduce(
+    given: str, tiny_model_factory: Any, tiny_data: Any, untouched: Any
+) -> None:
+    # the train step trains on x and y only: fit(..., validation_data=...) came out
+    # "verified ×457", mostly the validation it skipped; sample_weight ×36.8 (#20.5)
+    import numpy as np
+
+    x, y = tiny_data
+    model = tiny_model_factory("keras3")
+    untouched(model)
+    value = {
+        "validation_data": (x, y),
+        "sample_weight": np.ones(len(x), "float32"),
+        "class_weight": {0: 1.0, 1: 2.0},
+    }[given]
+    kwargs = {given: value}
+    (v,) = verify(
+        model.fit, x, y, epochs=1, batch_size=8, verbose=0, ids=("per-call-input-pipeline",),
+        fixes=_train_step_only(), **kwargs,
+    )  # fmt: skip
+    assert v.status == SKIPPED and not v.variants, v
+    assert f"it does not reproduce {given}= of the call" in (v.skipped or "")
+
+
+def test_a_fit_with_validation_is_verified_by_the_fix_that_keeps_it(
+    tiny_model_factory: Any, tiny_data: Any, untouched: Any
+) -> None:
+    x, y = tiny_data
+    model = tiny_model_factory("keras3")
+    untouched(model)
+    (v,) = verify(
+        model.fit, x, y, epochs=1, batch_size=8, verbose=0, validation_data=(x, y),
+        ids=("per-call-input-pipeline",),
+    )  # fmt: skip
+    assert [r.name for r in v.variants] == ["one fit over more epochs"]  # passes it through
+    assert "validation_data=" in v.variants[0].fix
+    assert any(
+        n.startswith("tf.function train step: not measured, it does not reproduce "
+                     "validation_data=") for n in v.notes
+    ), v.notes  # fmt: skip
+
+
+def test_predict_with_callbacks_is_not_re_run(
+    tiny_model_factory: Any, tiny_data: Any, untouched: Any
+) -> None:
+    # predict_on_batch and the tf.function variant dropped the callbacks ("verified ×769"),
+    # and re-runs of the call called the user's callbacks again: 12 calls became 32 (#20.5)
+    x, _ = tiny_data
+    model = tiny_model_factory("keras3")
+    untouched(model)
+    calls: list[str] = []
+
+    import keras
+
+    class Counting(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_predict_batch_end(self, batch: int, logs: Any = None) -> None:
+            calls.append("batch")
+
+    (v,) = verify(
+        model.predict, x, verbose=0, callbacks=[Counting()], ids=("per-call-input-pipeline",)
+    )
+    assert v.status == SKIPPED and not v.variants
+    assert "callbacks, which a re-run would call again" in (v.skipped or "")
+    assert calls == []  # verification called none of them

@@ -46,7 +46,13 @@ class Built:
 @dataclass(frozen=True)
 class Variant:
     """One mechanical fix: when it applies to a call (``applies`` returns None, or the reason
-    it does not) and how to build it on that call."""
+    it does not) and how to build it on that call.
+
+    ``reproduces``: the call's arguments the variant does the same with (the work it stands
+    for); ``None``: it passes every argument of the call through. A call that gives any other
+    argument (``validation_data=``, ``sample_weight=``, ``callbacks=``) is not what the
+    variant runs, so it does not apply: verified means the same work, faster.
+    """
 
     name: str
     kind: str
@@ -54,3 +60,20 @@ class Variant:
     prepare: Callable[[Call], Built]
     role: str = FIX
     about: str = ""
+    reproduces: frozenset[str] | None = None
+
+    def dropped(self, call: Call) -> tuple[str, ...]:
+        """The call's arguments (given, not None) this variant would not reproduce."""
+        if self.reproduces is None or call.named is None:
+            return ()
+        return tuple(k for k, v in call.named.items() if v is not None and k not in self.reproduces)
+
+    def why_not(self, call: Call) -> str | None:
+        """Why the variant does not apply to ``call`` (None: it does)."""
+        why = self.applies(call)
+        if why is not None:
+            return why
+        dropped = self.dropped(call)
+        if dropped:
+            return f"it does not reproduce {', '.join(f'{k}=' for k in dropped)} of the call"
+        return None
