@@ -12,6 +12,24 @@ from tfdiag.records.verification import FIX
 
 INFERENCE, TRAINING = "inference", "training"
 
+#: Keras' defaults of the arguments a variant may not reproduce: given so, they ask for
+#: nothing (``fit(..., validation_split=0.0, initial_epoch=0)`` validates nothing).
+_DEFAULTS: dict[str, object] = {
+    "validation_split": 0.0,
+    "initial_epoch": 0,
+    "validation_freq": 1,
+    "reset_metrics": True,
+    "return_dict": False,
+}
+
+
+def _default(name: str, value: object) -> bool:
+    if value is None or (isinstance(value, (list, tuple, dict)) and not value):
+        return True
+    if name not in _DEFAULTS or isinstance(value, bool) != isinstance(_DEFAULTS[name], bool):
+        return False
+    return bool(value == _DEFAULTS[name])
+
 
 class NotApplicable(Exception):
     """Raised by ``prepare`` when the variant cannot be built for this call (the reason)."""
@@ -63,10 +81,13 @@ class Variant:
     reproduces: frozenset[str] | None = None
 
     def dropped(self, call: Call) -> tuple[str, ...]:
-        """The call's arguments (given, not None) this variant would not reproduce."""
+        """The call's arguments this variant would not reproduce (an argument given as its
+        default — None, an empty list, ``validation_split=0.0`` — asks for nothing)."""
         if self.reproduces is None or call.named is None:
             return ()
-        return tuple(k for k, v in call.named.items() if v is not None and k not in self.reproduces)
+        return tuple(
+            k for k, v in call.named.items() if k not in self.reproduces and not _default(k, v)
+        )
 
     def why_not(self, call: Call) -> str | None:
         """Why the variant does not apply to ``call`` (None: it does)."""
