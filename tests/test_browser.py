@@ -1,6 +1,8 @@
 """The HTML page in a real browser (headless Chromium): the findings are in the rendered
 DOM, d3-flame-graph drew both flame graphs, the timeline is there, and the page logged
-nothing to the console — no error, no blocked request, no script of a report's strings.
+nothing to the console — no error, no blocked request, no script of a report's strings; and
+no page tfdiag writes, nor the snakeviz page it serves, requests anything off the machine
+(Chromium's NetLog, :mod:`browser`).
 
 Built from synthetic records (no TensorFlow), so it runs in a few seconds.
 """
