@@ -199,3 +199,43 @@ def test_verify_on_a_plain_python_call_says_what_it_could_not_do() -> None:
             tfdiag.profile(work, iterations=3, verify=True, verify_s=bad)
     with pytest.raises(InputError, match="verify must be True or False"):
         tfdiag.profile(work, iterations=3, verify="yes")  # type: ignore[arg-type]
+
+
+def test_a_variant_reproduces_the_arguments_it_names_and_passes_the_rest_or_none() -> None:
+    # the train step trained on x and y only, so fit(..., validation_data=...) was "verified"
+    # ×457 (#20.5): what a variant does not reproduce makes it not apply
+    from tfdiag.measure.verify.call import Call
+    from tfdiag.measure.verify.inference import INFERENCE_VARIANTS
+    from tfdiag.measure.verify.training import TRAINING_VARIANTS
+
+    class Model:
+        pass
+
+    Model.__module__ = "keras.src.models.model"  # what verification takes for a Keras model
+
+    class Net(Model):
+        def fit(self, *args: object, **kwargs: object) -> None: ...
+
+        def predict(self, *args: object, **kwargs: object) -> None: ...
+
+    net = Net()
+    step = TRAINING_VARIANTS["train step"]
+
+    def dropped(**kwargs: object) -> tuple[str, ...]:
+        return step.dropped(Call(net.fit, ("x", "y"), kwargs))
+
+    assert dropped(epochs=2, batch_size=8, verbose=0, shuffle=False) == ()
+    assert dropped(validation_data=("x", "y"), sample_weight="w", class_weight={0: 1.0}) == (
+        "validation_data", "sample_weight", "class_weight",
+    )  # fmt: skip
+    assert dropped(validation_split=0.0, initial_epoch=0, callbacks=[], class_weight=None) == ()
+    assert dropped(validation_split=0.2, steps_per_epoch=3) == (
+        "validation_split",
+        "steps_per_epoch",
+    )
+    everything = Call(net.fit, ("x", "y"), {"validation_data": ("x", "y"), "sample_weight": "w"})
+    assert TRAINING_VARIANTS["more epochs"].dropped(everything) == ()  # passes them through
+    assert TRAINING_VARIANTS["steps_per_execution"].dropped(everything) == ()
+    predict = Call(net.predict, ("x",), {"callbacks": ["cb"], "steps": 2, "verbose": 0})
+    for name in ("predict_on_batch", "tf.function"):
+        assert INFERENCE_VARIANTS[name].dropped(predict) == ("callbacks", "steps")
