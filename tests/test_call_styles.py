@@ -19,9 +19,15 @@ STYLES = {
     # program: (the finding each style must put first, its cases)
     "sequence-decode": ("input-bound", ("profile", "callback", "run")),
     "eager-loop": ("eager-execution", ("profile", "run")),
+    "xla-compile-new-shape": ("xla-compile-per-shape", ("", "run")),
 }
 PARAMS = [
-    pytest.param(program, style, marks=[pytest.mark.slow] if program == "sequence-decode" else [])
+    pytest.param(
+        program,
+        style,
+        marks=[pytest.mark.slow] if program == "sequence-decode" else [],
+        id=f"{program}-{style or 'profile'}",
+    )
     for program, (_, styles) in STYLES.items()
     for style in styles
 ]
@@ -29,7 +35,7 @@ PARAMS = [
 
 @pytest.mark.parametrize(("program", "style"), PARAMS)
 def test_each_call_style_gets_the_programs_first_finding(program: str, style: str) -> None:
-    (loaded,) = load_cases([f"{program}-{style}"])
+    (loaded,) = load_cases([f"{program}-{style}" if style else program])
     state = loaded.setup()
     try:
         report = diagnose(loaded, state)

@@ -1,10 +1,7 @@
 """A Keras 3 model compiled with `jit_compile=True` serving requests of a different size on
 every call (`predict_on_batch`), diagnosed with `tfdiag.profile` on one request."""
 
-from types import SimpleNamespace
-
-import numpy as np
-
+from corpus.cases import _xla_program as program
 from corpus.harness import Case
 
 CASE = Case(
@@ -23,41 +20,14 @@ CASE = Case(
     iterations=6,
 )
 
-BUCKET, FEATURES = 512, 16
-
 
 def setup():
-    import keras
-
-    keras.utils.set_random_seed(73)
-    model = keras.Sequential(
-        [
-            keras.Input((FEATURES,)),
-            keras.layers.Dense(64, activation="relu"),
-            keras.layers.Dense(64, activation="relu"),
-            keras.layers.Dense(1),
-        ]
-    )
-    model.compile("adam", "mse", jit_compile=True)
-    x = np.random.default_rng(73).standard_normal((BUCKET, FEATURES)).astype("float32")
-    s = SimpleNamespace(model=model, x=x, request=0)
-    slow(s)
-    fast(s)
-    return s
-
-
-def _next_size(s):
-    s.request += 1
-    return 17 + (s.request * 37) % (BUCKET - 17)  # a size not seen for hundreds of requests
+    return program.setup()
 
 
 def slow(s):
-    n = _next_size(s)
-    return s.model.predict_on_batch(s.x[:n])
+    return program.slow(s)
 
 
 def fast(s):
-    n = _next_size(s)
-    padded = np.zeros((BUCKET, FEATURES), "float32")  # one shape: one compilation
-    padded[:n] = s.x[:n]
-    return s.model.predict_on_batch(padded)[:n]
+    return program.fast(s)
