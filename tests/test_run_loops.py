@@ -32,10 +32,10 @@ def test_fit_batches_and_injectable_read_what_keras_gives() -> None:
     assert fit_batches({"steps": 16, "epochs": 2}) == 32
     assert fit_batches({"steps": None, "epochs": 2}) is None
 
-    def fit(x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None):  # noqa: ANN
+    def fit(x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None):
         return None
 
-    def fake_fit(x=None, epochs=1):  # noqa: ANN
+    def fake_fit(x=None, epochs=1):
         return None
 
     assert injectable(fit, (1,), {"callbacks": [object()]})
