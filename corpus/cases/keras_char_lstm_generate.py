@@ -15,8 +15,8 @@ CASE = Case(
     title="the LSTM text-generation example spends more time generating than training",
     source="https://keras.io/examples/generative/lstm_character_level_text_generation/ "
     "(keras-team/keras-io examples/generative/lstm_character_level_text_generation.py); "
-    "keras-team/keras#13118 (predict in a loop: call the model directly); "
-    "tensorflow/tensorflow#40261",
+    "tensorflow/tensorflow#46126 (predict on a single batch: predict_on_batch is much "
+    "faster); tensorflow/tensorflow#35124 (predict -> predict_on_batch per step)",
     mechanism=(
         "12 model.predict calls per epoch on one (1, 40, 57) array each: every call builds a "
         "data adapter, a tf.data pipeline, an iterator and callbacks for a single sample, "
