@@ -4,6 +4,8 @@
 
     python tests/savelab.py steps ROOT       # a child dies before its k-th filesystem step,
                                              # for every k until a save completes
+    python tests/savelab.py steps-relative ROOT   # the same, each save given a path relative
+                                             # to ROOT (its working folder)
     python tests/savelab.py kills ROOT N     # N children SIGKILLed at a random moment
     python tests/savelab.py race ROOT N      # N trials of two children saving one new path
 
@@ -80,15 +82,17 @@ def _setup(root: Path, n: int, old: Any) -> Path:
     return folder
 
 
-def steps(root: Path) -> list[dict[str, Any]]:
+def steps(root: Path, relative: bool = False) -> list[dict[str, Any]]:
     old, new = full_set_report(first_call_s=0.1), full_set_report(first_call_s=0.9)
     trials = []
     for k in range(1, 1000):
         folder = _setup(root, k, old)
 
         def body(k: int = k, folder: Path = folder) -> None:
+            if relative:
+                os.chdir(root)
             _count_steps_and_die_at(k)
-            new.save(folder / "run", overwrite=True)
+            new.save((Path(folder.name) if relative else folder) / "run", overwrite=True)
 
         code = _wait(_child(body))
         trials.append({"folder": str(folder), "k": k, "exit": code})
@@ -163,8 +167,8 @@ def main(argv: list[str]) -> None:
     for name, tag in (("ref_old", 0.1), ("ref_new", 0.9)):
         (root / name).mkdir()
         full_set_report(first_call_s=tag, trace_mb=padding).save(root / name / "run")
-    if mode == "steps":
-        trials = steps(root)
+    if mode in ("steps", "steps-relative"):
+        trials = steps(root, relative=mode == "steps-relative")
     elif mode == "kills":
         trials = kills(root, int(argv[2]), padding)
     else:
