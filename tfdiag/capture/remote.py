@@ -13,21 +13,21 @@ waits on a refusing address and then drops it from the trace without an error.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
+import select
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tfdiag.analysis.xprof import step_cycles
 from tfdiag.capture.tfprofiler import (
-    HOST_TRACER_LEVEL,
     STEP_NAME,
     TraceFiles,
     import_xprof,
@@ -46,6 +46,11 @@ from tfdiag.results.report import Report
 
 #: The longest trace asked for (10 minutes).
 MAX_DURATION_MS = 600_000
+#: How long past the duration asked for a trace may take to come back before it is given
+#: up: a listener that is not a profiler server made TensorFlow's client wait ~75 s.
+TRACE_MARGIN_S = 20.0
+#: How long the trace's child process may take to import TensorFlow.
+CLIENT_START_S = 180.0
 #: tf_keras' marker around each batch of a fit, and the step function inside it.
 KERAS_STEP, KERAS_FN = "train", "train_function"
 _ADDRESS = re.compile(r"^(?:grpc://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$")
@@ -82,9 +87,24 @@ def parse_addresses(text: str) -> tuple[Address, ...]:
         if m is None or not 1 <= port <= 65535:
             raise InputError(f"{part!r} is not a profiler address (grpc://HOST:PORT)")
         out.append(Address(m.group(1), port))
-    if len({(a.host, a.port) for a in out}) != len(out):
-        raise InputError(f"an address is given twice in {text!r}: one per worker")
+    seen: set[tuple[str, int]] = set()
+    for a in out:
+        endpoints = _endpoints(a)
+        if endpoints & seen:  # 127.0.0.1:P and 127.1:P, localhost:P: one server
+            raise InputError(f"an address is given twice in {text!r}: one per worker")
+        seen |= endpoints
     return tuple(out)
+
+
+def _endpoints(a: Address) -> set[tuple[str, int]]:
+    """Where ``a`` connects: its resolved (IP, port) pairs, or its spelling if it does not
+    resolve (the reachability check then says so)."""
+    host = a.host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(host, a.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return {(host.lower(), a.port)}
+    return {(str(info[4][0]), a.port) for info in infos}
 
 
 def check_reachable(addresses: Sequence[Address], timeout_s: float = 2.0) -> None:
@@ -100,41 +120,59 @@ def check_reachable(addresses: Sequence[Address], timeout_s: float = 2.0) -> Non
             ) from None
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """TensorFlow's client prints its progress to file descriptor 1 (from C++): sent to
-    stderr while it runs, so what tfdiag writes to stdout (``--format json``) stays clean."""
-    sys.stdout.flush()
-    saved = os.dup(1)
+def _trace(
+    addresses: Sequence[Address], logdir: Path, duration_ms: int, margin_s: float | None = None
+) -> None:
+    """TensorFlow's profiler client, in a child process that is killed once the trace is
+    :data:`TRACE_MARGIN_S` past the duration asked for (counted from when TensorFlow has
+    loaded in it)."""
+    urls = ",".join(a.url for a in addresses)
+    margin_s = TRACE_MARGIN_S if margin_s is None else margin_s
+    error = logdir / "tfdiag-trace-error.txt"
+    ready_r, ready_w = os.pipe()
+    root = str(Path(__file__).resolve().parents[2])  # where this tfdiag is imported from
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
     try:
-        os.dup2(2, 1)
-        yield
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tfdiag.capture.trace_client", urls, str(logdir),
+             str(duration_ms), str(ready_w), str(error)],
+            stdin=subprocess.DEVNULL, pass_fds=(ready_w,), env=env,
+        )  # fmt: skip
     finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def _trace(addresses: Sequence[Address], logdir: Path, duration_ms: int) -> None:
-    import tensorflow as tf
-
-    options = tf.profiler.experimental.ProfilerOptions(
-        host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
-    )
+        os.close(ready_w)
     try:
-        with _stdout_to_stderr():
-            tf.profiler.experimental.client.trace(
-                ",".join(a.url for a in addresses),
-                str(logdir),
-                duration_ms=duration_ms,
-                num_tracing_attempts=1,
-                options=options,
+        readable, _, _ = select.select([ready_r], [], [], CLIENT_START_S)
+        if not readable or not os.read(ready_r, 1):
+            proc.kill()
+            proc.wait()
+            raise InputError(
+                f"the trace of {urls} failed: TensorFlow's profiler client did not start "
+                f"within {CLIENT_START_S:g} s"
             )
-    except Exception as exc:  # UnavailableError, RuntimeError, InvalidArgumentError...
-        first = " ".join(str(exc).split())[:300]
-        raise InputError(
-            f"the trace of {', '.join(a.url for a in addresses)} failed "
-            f"({type(exc).__name__}: {first}); is the job training?"
-        ) from None
+        bound = duration_ms / 1000 + margin_s
+        try:
+            code = proc.wait(timeout=bound)
+        except subprocess.TimeoutExpired:
+            raise InputError(
+                f"no trace came back from {urls} within {bound:g} s ({duration_ms} ms asked "
+                f"for + {margin_s:g} s): is each address a TF profiler server "
+                "(tf.profiler.experimental.server.start) of a worker that is training?"
+            ) from None
+    finally:
+        os.close(ready_r)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if code != 0:
+        try:
+            why = error.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            why = f"the client exited with {code}"
+        raise InputError(f"the trace of {', '.join(a.url for a in addresses)} failed ({why}); "
+                         "is the job training?")  # fmt: skip
 
 
 def _events(data: bytes, names: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
