@@ -49,6 +49,8 @@ try:
 except ImportError:  # Windows: an exclusive create, with the holder's pid for staleness
     fcntl = None  # type: ignore[assignment]
 
+#: A journal lists a set's files (a capture of 1,000 workers: about 0.6 MiB).
+MAX_JOURNAL_BYTES = 16 * 2**20
 #: How long a saver waits for the lock (a reader settling, another save finishing).
 WAIT_S = 5.0
 _POLL_S = 0.01
@@ -173,6 +175,9 @@ def settle_crashed_save(commit: Path) -> None:
 
 def _settle(fd: int, path: Path, commit: Path) -> bool:
     """Apply the journal in the lock held at ``fd``: ``False`` if it was ignored (warned)."""
+    if os.fstat(fd).st_size > MAX_JOURNAL_BYTES:
+        _warn(path, f"it is larger than any journal ({MAX_JOURNAL_BYTES // 2**20} MiB)")
+        return False
     doc = _read(fd)
     if doc is None:  # empty, or cut short by the crash: no switch had started
         return True
@@ -289,7 +294,7 @@ def _acquire_without_flock(fd: int, commit: Path) -> int:
 def _read(fd: int) -> Any:
     """The journal's JSON (``None``: empty, or not JSON: cut short by a crash)."""
     try:
-        data = os.pread(fd, 1 << 20, 0)
+        data = os.pread(fd, MAX_JOURNAL_BYTES, 0)
         return json.loads(data.decode("utf-8")) if data.strip() else None
     except (OSError, ValueError, RecursionError):
         return None
