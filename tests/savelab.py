@@ -8,6 +8,8 @@
                                              # to ROOT (its working folder)
     python tests/savelab.py kills ROOT N     # N children SIGKILLed at a random moment
     python tests/savelab.py race ROOT N      # N trials of two children saving one new path
+    python tests/savelab.py readers ROOT N   # N saves of one report while two children read
+                                             # it (settle it) in a loop
 
 Each trial is a folder ``ROOT/tNNN``; ``ROOT/ref_old`` and ``ROOT/ref_new`` hold the two
 complete sets saved normally. Prints one JSON object: what happened in each trial.
@@ -158,6 +160,38 @@ def race(root: Path, n: int) -> list[dict[str, Any]]:
     return trials
 
 
+def readers(root: Path, n: int) -> list[dict[str, Any]]:
+    from tfdiag.records.files import settle_crashed_save
+
+    folder = root / "t000"
+    folder.mkdir()
+    report = full_set_report(first_call_s=0.1)
+    report.save(folder / "run")
+    stop_r, stop_w = os.pipe()
+
+    def poll() -> None:
+        os.set_blocking(stop_r, False)
+        while True:
+            try:
+                if os.read(stop_r, 1):
+                    return
+            except BlockingIOError:
+                pass
+            settle_crashed_save(folder / "run.tfdiag.json")
+
+    pids = [_child(poll) for _ in range(2)]
+    trials = []
+    for _ in range(n):
+        try:
+            report.save(folder / "run", overwrite=True)
+            trials.append({"folder": str(folder), "exit": 0})
+        except InputError as exc:
+            trials.append({"folder": str(folder), "exit": LOST, "message": str(exc)})
+    os.write(stop_w, b"ss")
+    codes = [_wait(pid) for pid in pids]
+    return [*trials, {"folder": str(folder), "readers": codes}]
+
+
 def main(argv: list[str]) -> None:
     mode, root = argv[0], Path(argv[1])
     messages = root / "messages"
@@ -171,6 +205,8 @@ def main(argv: list[str]) -> None:
         trials = steps(root, relative=mode == "steps-relative")
     elif mode == "kills":
         trials = kills(root, int(argv[2]), padding)
+    elif mode == "readers":
+        trials = readers(root, int(argv[2]))
     else:
         trials = race(root, int(argv[2]))
     print(json.dumps({"trials": trials}))

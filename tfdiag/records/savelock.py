@@ -54,6 +54,7 @@ MAX_JOURNAL_BYTES = 16 * 2**20
 #: How long a saver waits for the lock (a reader settling, another save finishing).
 WAIT_S = 5.0
 _POLL_S = 0.01
+_GONE = "was removed"
 _FLAGS = os.O_NOFOLLOW if hasattr(os, "O_NOFOLLOW") else 0
 _FLAGS |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -152,6 +153,8 @@ def settle_crashed_save(commit: Path) -> None:
         return
     try:
         problem = _check_lock_file(fd)
+        if problem == _GONE:
+            return  # its holder removed it as we opened it: nothing to settle
         if problem:
             _warn(path, f"it {problem}")
             return
@@ -241,6 +244,9 @@ def _open_for_saving(path: Path, commit: Path) -> int | None:
     except OSError as exc:
         raise InputError(f"cannot write {commit}: {exc.strerror or exc}") from None
     problem = _check_lock_file(fd)
+    if problem == _GONE:  # removed by its holder as we opened it: try again
+        os.close(fd)
+        return None
     if problem:
         os.close(fd)
         raise InputError(f"cannot save {commit}: {path}: it {problem}; remove it")
@@ -254,10 +260,13 @@ def _refusal(path: Path, exc: OSError) -> str:
 
 
 def _check_lock_file(fd: int) -> str:
-    """What makes the open file no lock of this user's (empty: nothing)."""
+    """What makes the open file no lock of this user's (empty: nothing; :data:`_GONE`: it
+    was removed since it was opened)."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
+    if st.st_nlink == 0:
+        return _GONE
     if st.st_nlink != 1:
         return f"has {st.st_nlink} links (a lock has one)"
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
