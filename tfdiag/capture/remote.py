@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,59 +121,76 @@ def check_reachable(addresses: Sequence[Address], timeout_s: float = 2.0) -> Non
             ) from None
 
 
-def _trace(
-    addresses: Sequence[Address], logdir: Path, duration_ms: int, margin_s: float | None = None
-) -> None:
-    """TensorFlow's profiler client, in a child process that is killed once the trace is
-    :data:`TRACE_MARGIN_S` past the duration asked for (counted from when TensorFlow has
-    loaded in it)."""
-    urls = ",".join(a.url for a in addresses)
-    margin_s = TRACE_MARGIN_S if margin_s is None else margin_s
-    error = logdir / "tfdiag-trace-error.txt"
-    ready_r, ready_w = os.pipe()
-    root = str(Path(__file__).resolve().parents[2])  # where this tfdiag is imported from
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
-    }
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tfdiag.capture.trace_client", urls, str(logdir),
-             str(duration_ms), str(ready_w), str(error)],
-            stdin=subprocess.DEVNULL, pass_fds=(ready_w,), env=env,
-        )  # fmt: skip
-    finally:
-        os.close(ready_w)
-    try:
-        readable, _, _ = select.select([ready_r], [], [], CLIENT_START_S)
-        if not readable or not os.read(ready_r, 1):
-            proc.kill()
-            proc.wait()
-            raise InputError(
-                f"the trace of {urls} failed: TensorFlow's profiler client did not start "
-                f"within {CLIENT_START_S:g} s"
-            )
-        bound = duration_ms / 1000 + margin_s
+class _Client:
+    """TensorFlow's profiler client, in a child process (:mod:`tfdiag.capture.trace_client`)
+    that is killed once the trace is :data:`TRACE_MARGIN_S` past the duration asked for,
+    counted from when TensorFlow has loaded in it. It runs while this process loads xprof."""
+
+    def __init__(self, addresses: Sequence[Address], logdir: Path, duration_ms: int) -> None:
+        self.urls = ",".join(a.url for a in addresses)
+        self.duration_ms = duration_ms
+        self.error = logdir / "tfdiag-trace-error.txt"
+        self.started = time.monotonic()
+        self._ready, ready_w = os.pipe()
+        root = str(Path(__file__).resolve().parents[2])  # where this tfdiag is imported from
+        path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         try:
-            code = proc.wait(timeout=bound)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tfdiag.capture.trace_client", self.urls, str(logdir),
+                 str(duration_ms), str(ready_w), str(self.error)],
+                stdin=subprocess.DEVNULL, pass_fds=(ready_w,),
+                env={**os.environ, "PYTHONPATH": path},
+            )  # fmt: skip
+        except BaseException:
+            os.close(self._ready)
+            raise
+        finally:
+            os.close(ready_w)
+
+    def wait(self) -> None:
+        """Raises InputError: the trace failed, or did not come back within its bound."""
+        try:
+            code = self._wait()
+        finally:
+            self.kill()
+        if code != 0:
+            try:
+                why = self.error.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                why = f"the client exited with {code}"
+            raise InputError(f"the trace of {self.urls} failed ({why}); is the job training?")
+
+    def _wait(self) -> int:
+        left = self.started + CLIENT_START_S - time.monotonic()
+        readable, _, _ = select.select([self._ready], [], [], max(left, 0))
+        ready = os.read(self._ready, 64) if readable else b""
+        try:
+            loaded = float(ready)  # the child's monotonic clock (the system's) when ready
+        except ValueError:
+            code = self.proc.poll()
+            if code is not None and code != 0:
+                return code  # it failed before it could trace
+            raise InputError(
+                f"the trace of {self.urls} failed: TensorFlow's profiler client did not start "
+                f"within {CLIENT_START_S:g} s"
+            ) from None
+        bound = self.duration_ms / 1000 + TRACE_MARGIN_S
+        try:
+            return self.proc.wait(timeout=max(loaded + bound - time.monotonic(), 0))
         except subprocess.TimeoutExpired:
             raise InputError(
-                f"no trace came back from {urls} within {bound:g} s ({duration_ms} ms asked "
-                f"for + {margin_s:g} s): is each address a TF profiler server "
+                f"no trace came back from {self.urls} within {bound:g} s ({self.duration_ms} "
+                f"ms asked for + {TRACE_MARGIN_S:g} s): is each address a TF profiler server "
                 "(tf.profiler.experimental.server.start) of a worker that is training?"
             ) from None
-    finally:
-        os.close(ready_r)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    if code != 0:
-        try:
-            why = error.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            why = f"the client exited with {code}"
-        raise InputError(f"the trace of {', '.join(a.url for a in addresses)} failed ({why}); "
-                         "is the job training?")  # fmt: skip
+
+    def kill(self) -> None:
+        if self._ready >= 0:
+            os.close(self._ready)
+            self._ready = -1
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def _events(data: bytes, names: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
@@ -254,10 +272,15 @@ def capture(
     if not 1 <= duration_ms <= MAX_DURATION_MS:
         raise InputError(f"--duration-ms must be 1 to {MAX_DURATION_MS:,}, got {duration_ms}")
     check_reachable(addresses)
-    xprof = import_xprof()
     logdir = Path(tempfile.mkdtemp(prefix="tfdiag-capture-"))
     try:
-        _trace(addresses, logdir, duration_ms)
+        client = _Client(addresses, logdir, duration_ms)
+        try:
+            xprof = import_xprof()  # while the client loads TensorFlow and traces
+        except BaseException:
+            client.kill()
+            raise
+        client.wait()
         found = {p.name: p for p in logdir.glob("plugins/profile/*/*.xplane.pb")}
         reports = []
         for i, a in enumerate(addresses):

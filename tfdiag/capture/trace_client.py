@@ -1,7 +1,7 @@
 """The child process of ``tfdiag capture``: one call to TensorFlow's profiler client.
 
 ``python -m tfdiag.capture.trace_client URLS LOGDIR DURATION_MS READY_FD ERROR_FILE``
-imports TensorFlow, writes one byte to ``READY_FD`` (from then on the parent bounds the
+imports TensorFlow, writes the time to ``READY_FD`` (from then on the parent bounds the
 wait by the duration plus a margin, and kills this process past it: TensorFlow's own wait
 on a listener that is not a profiler server is about 75 s), then traces. A failure is
 written to ``ERROR_FILE`` as one line, and the exit code is 1. Its stdout goes to stderr:
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 
@@ -25,7 +26,7 @@ def main(argv: list[str]) -> int:
     options = tf.profiler.experimental.ProfilerOptions(
         host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
     )
-    os.write(int(ready_fd), b"r")
+    os.write(int(ready_fd), repr(time.monotonic()).encode())  # the system's monotonic clock
     os.close(int(ready_fd))
     try:
         tf.profiler.experimental.client.trace(
