@@ -285,3 +285,19 @@ def test_cli_merge_and_its_bad_inputs(tmp_path: Path) -> None:
     assert saved.returncode == 0 and (tmp_path / "job.tfdiag.json").is_file()
     again = _cli("explain", "job.tfdiag.json", "--format", "json", cwd=tmp_path)
     assert json.loads(again.stdout)["findings"][0]["slow_workers"] == [1]
+
+
+def test_the_merge_view_at_80_columns_cuts_no_header_and_breaks_no_name() -> None:
+    # #18: the table was cut to "call…", "compu…", "grpc:/" at 80 columns.
+    reports = [
+        worker(0, cycle_ms=62, fn_ms=60, collective_ms=5.0),
+        worker(1, cycle_ms=62, fn_ms=8, collective_ms=5.0),
+        worker(2, cycle_ms=62, fn_ms=60, collective_ms=5.0),
+    ]
+    text = tfdiag.merge(reports).render("text", width=80)
+    assert isinstance(text, str)
+    table = text[text.index("Each worker's step") : text.index("Findings")]
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in table
+    for header in ("callbacks", "compute", "comms", "other", "wait"):
+        assert header in table

@@ -12,7 +12,6 @@ import pytest
 from synth import keras3_predict_report
 
 import tfdiag
-from tfdiag.advise import Finding, by_measured_gain
 from tfdiag.records.errors import InputError
 from tfdiag.records.verification import (
     BOUND,
@@ -121,23 +120,25 @@ def test_bad_fields_are_one_line_errors(path: tuple[Any, ...], value: Any, messa
         Verification.from_json(doc)
 
 
-def _finding(fid: str, impact: float, v: Verification | None) -> Finding:
-    return Finding(fid, fid, "high", impact, (), "fix", verification=v)
+def test_verified_findings_rank_by_measured_gain_within_their_severity() -> None:
+    from tfdiag.advise import FindingSpec, advise
+    from tfdiag.advise.finding import Detection
+    from tfdiag.analysis.pipeline import analysis_of
 
+    def spec(fid: str, impact: float) -> FindingSpec:
+        return FindingSpec(fid, fid, lambda ctx: Detection(impact, ()), fixes={"other": "fix"})
 
-def test_verified_findings_rank_by_measured_gain_the_others_keep_their_order() -> None:
-    small = replace(_verification(_variant("a", 0.05)), finding="b")  # ×2
-    large = replace(_verification(_variant("a", 0.001)), finding="c")  # ×100
+    small = replace(_verification(_variant("a", 0.05)), finding="b")  # ×2: removes 50 %
+    large = replace(_verification(_variant("a", 0.001)), finding="c")  # ×100: removes 99 %
     unverified = replace(_verification(_variant("a", 0.2)), finding="d")
-    found = [
-        _finding("a", 0.6, None),
-        _finding("b", 0.5, small),
-        _finding("c", 0.1, large),
-        _finding("d", 0.05, unverified),
-        _finding("e", 0.01, None),
-    ]
-    assert [f.id for f in by_measured_gain(found)] == ["c", "b", "a", "d", "e"]
-    assert [f.impact for f in by_measured_gain(found)][:2] == [0.1, 0.5]  # estimates kept
+    report = replace(keras3_predict_report(), verifications=(small, large, unverified))
+    table = (spec("a", 0.6), spec("b", 0.5), spec("c", 0.05), spec("d", 0.05), spec("e", 0.01))
+    found = advise(report, analysis_of(report), table)
+    # c's estimate was low, its measured ×100 makes it high, and first among the high ones;
+    # then b (×2), then a (not verified)
+    assert [f.id for f in found] == ["c", "b", "a", "d", "e"]
+    assert [f.severity for f in found] == ["high", "high", "high", "low", "low"]
+    assert [f.impact for f in found][:3] == [0.05, 0.5, 0.6]  # the estimates are kept
 
 
 def test_a_verified_report_survives_save_and_load(tmp_path: Path) -> None:

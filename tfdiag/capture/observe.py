@@ -16,12 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.pycalls import CallbackRecorder, hooked
 from tfdiag.capture.sampling import ThreadSampler, _calls, start
 from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
+from tfdiag.records.machine import MachineLoad
 from tfdiag.records.probes import SamplingRecord, TfProfile
 
 #: The label of the step that reads the TF profiler's trace (the progress callback's).
@@ -48,6 +50,7 @@ class Observation:
     tf_profile: TfProfile | None = None
     trace_files: TraceFiles = ()
     py_callbacks: tuple[PyCallback, ...] = ()
+    machine: MachineLoad | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -75,7 +78,13 @@ def observe(
     trace: TfTrace | None = None
     export_s: float | None = None
     callbacks = CallbackRecorder(clock)
-    after = None if tick is None else (lambda: tick("timed"))
+    load = LoadProbe()
+
+    def after() -> None:
+        load.tick()
+        if tick is not None:
+            tick("timed")
+
     try:  # both probes start inside the block that stops them: a Ctrl-C as they start too
         if sampler is not None:
             try:
@@ -101,6 +110,7 @@ def observe(
         raise
     finally:
         out.py_callbacks = callbacks.records()
+        out.machine = load.record()
         if sampler is not None:
             sampler.stop()
             out.sampling = sampler.record(tuple(out.times))

@@ -43,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
     result = merge(args.reports)
     if args.save:
         print(f"saved {result.save(args.save, overwrite=args.force)}", file=sys.stderr)
-    print_report(result, args.format, args.width)
+    print_report(result, args.format, args.width, args.brief)
     return 0
