@@ -4,8 +4,8 @@ Every way a result leaves tfdiag is a row here: the console view as text, JSON,
 pstats for snakeviz, CSV, the HTML page, the timeline PNG, the sampling probe's files. ``show()``,
 ``save()``, the CLI's ``--format`` and notebook display all look formats up in this
 table; no result imports a renderer. A row names its result kind (``profile``,
-``compare``, ``bench``, ``script``, ``job``), the file suffixes that pick it in ``save()``,
-and the function that writes it.
+``compare``, ``bench``, ``script``, ``job``, ``diff``), the file suffixes that pick it in
+``save()``, and the function that writes it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from tfdiag.render.bench_files import bench_to_csv, bench_to_json
 from tfdiag.render.compare_console import render_compare
 from tfdiag.render.compare_json import result_to_json
 from tfdiag.render.console import render_brief, render_report
+from tfdiag.render.diff_console import render_diff
+from tfdiag.render.diff_json import diff_to_json
 from tfdiag.render.html import report_html, result_html
 from tfdiag.render.job_console import render_job
 from tfdiag.render.job_json import job_to_json
@@ -45,6 +47,7 @@ VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {
     "bench": render_bench,
     "script": render_script,
     "job": render_job,
+    "diff": render_diff,
 }
 
 #: The JSON document of each result kind: raw records plus derived views.
@@ -58,6 +61,7 @@ DOCUMENTS: Mapping[str, Callable[[Any], dict[str, Any]]] = {
     "bench": bench_to_json,
     "script": script_to_json,
     "job": job_to_json,
+    "diff": diff_to_json,
 }
 
 
