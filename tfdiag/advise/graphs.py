@@ -227,10 +227,10 @@ def eager_execution(ctx: Context) -> Detection | None:
     i, _ = eager[0]
     ops = analysis.steady_calls_per_iteration(i)
     graph_calls = graph_calls_per_iteration(report, analysis)
-    if ops < ctx.threshold("min_ops_per_iteration") or graph_calls >= ctx.threshold(
-        "max_graph_calls_per_iteration"
-    ):
+    if ops < ctx.threshold("min_ops_per_iteration"):
         return None
+    if graph_calls >= ctx.threshold("max_graph_calls_per_iteration"):
+        return _eager_around_graphs(ctx, i, ops, graph_calls)
     # TFE_Py_FastPathExecute's own time is the op's kernel plus its C++ dispatch (about
     # `dispatch_s` per op: a scalar add costs ~30 µs there on a 2-core CPU); the dispatch is
     # what a graph removes, the kernel stays.
@@ -278,6 +278,55 @@ def eager_execution(ctx: Context) -> Detection | None:
         variant = "run-eagerly"
         evidence.insert(0, "the model runs its Keras step eagerly (`run_eagerly=True`)")
     return Detection(removable, tuple(evidence), variant=variant)
+
+
+def _eager_around_graphs(ctx: Context, i: int, ops: float, graph_calls: float) -> Detection | None:
+    """The step is a graph, but ops also run eagerly around it, found by their volume: the
+    eager ops per iteration × what each costs in Python (the op wrapper that dispatches it,
+    its C++ dispatch) less their kernels (``tf.summary`` histograms written every step, a
+    metric updated outside the step, a model called eagerly beside a compiled train step)."""
+    report, analysis = ctx.record, ctx.analysis
+    fns = analysis.steady.functions
+    dispatch = fns[i]
+    wrappers = {e.caller for e in dispatch.callers}
+    python_s = sum(fns[w].cum_s for w in wrappers) if wrappers else dispatch.cum_s
+    python_s = max(python_s, dispatch.cum_s)
+    kernel_s = max(dispatch.self_s - dispatch.calls * ctx.threshold("dispatch_s"), 0.0)
+    removable = min(analysis.of_steady(max(python_s - kernel_s, 0.0)), 1.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    each = python_s / dispatch.calls if dispatch.calls else 0.0
+    evidence = [
+        f"{ops:.0f} eager op dispatches per iteration (`TFE_Py_FastPathExecute`) beside "
+        f"{graph_calls:.3g} graph function calls: besides the graph, ops run one at a time "
+        f"from Python, {each * 1e6:.0f} µs each with their op wrappers",
+        f"dispatching them is {pct(removable)} of steady-state time (kernels left out): what "
+        "running them inside the graph, or less often, removes",
+    ]
+    entry = _eager_entry(report, analysis, max(wrappers, key=lambda w: fns[w].cum_s, default=i))
+    values = {"entry": entry or "the code around your `tf.function`"}
+    if entry:
+        evidence.append(f"most of them come from `{entry}`, called from your code")
+    return Detection(removable, tuple(evidence), variant="around-graph", values=values)
+
+
+def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> str | None:
+    """The TensorFlow/Keras function the user's code called that dispatches the eager ops
+    (``histogram``, ``Layer.__call__``): up the heaviest callers to the frame below the
+    user's."""
+    fns = analysis.steady.functions
+    seen, below = {i}, i
+    while fns[i].callers:
+        caller = max(fns[i].callers, key=lambda e: e.cum_s).caller
+        if caller in seen:
+            return None
+        seen.add(caller)
+        if is_user_code(fns[caller].file):
+            return fns[below].short_name
+        if category_of(analysis, caller) is not Category.WRAPPER:
+            below = caller
+        i = caller
+    return None
 
 
 _POLYMORPHIC = "tensorflow/python/eager/polymorphic_function/polymorphic_function.py"

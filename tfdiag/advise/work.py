@@ -9,6 +9,7 @@ from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
+from tfdiag.records.traces import TraceEvent
 
 _HOOK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
 
@@ -48,10 +49,16 @@ def callback_overhead(ctx: Context) -> Detection | None:
         f"callbacks & progress bar: {pct(share)} of steady-state time, everything their hooks "
         f"run included ({pct(own)} in the callbacks' own code)"
     ]
-    heaviest, variant = _heaviest_callback(ctx.record, analysis)
+    heaviest, variant, name = _heaviest_callback(ctx.record, analysis)
     if heaviest:
         evidence.append(heaviest)
-    values = {}
+    values: dict[str, str] = {}
+    if variant is None:  # nothing timed names it: a Keras callback the call was given
+        variant, name = _configured_callback(report)
+    if variant == "keras" and name in _KERAS_CALLBACK_VARIANTS:
+        variant = _KERAS_CALLBACK_VARIANTS[name]
+    if name is not None:
+        values["callback"] = _with_settings(report, name) if variant != "user" else name
     nested = _keras_call_in_callback(report, analysis)
     if nested is not None:
         method, per, nested_share = nested
@@ -101,9 +108,41 @@ def _keras_call_in_callback(
     return best
 
 
-def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None]:
+#: Keras callbacks whose fix names their own frequency arguments.
+_KERAS_CALLBACK_VARIANTS = {"ModelCheckpoint": "checkpoint", "TensorBoard": "tensorboard"}
+
+
+def _with_settings(record: RunRecord, name: str) -> str:
+    """``ModelCheckpoint(save_freq=2)``: the class with the frequency settings the call's
+    facts recorded for it (the class alone when there are none)."""
+    prefix = f"callback.{name}."
+    settings = [
+        f"{key[len(prefix) :]}={_literal(value)}"
+        for key, value in record.call.facts
+        if key.startswith(prefix)
+    ]
+    return f"{name}({', '.join(settings)})" if settings else name
+
+
+def _literal(value: str) -> str:
+    """A recorded setting as the user writes it: ``2``, ``'epoch'``."""
+    return value if value.lstrip("-").isdigit() or value in ("True", "False") else repr(value)
+
+
+def _configured_callback(record: RunRecord) -> tuple[str | None, str | None]:
+    """A Keras callback given to the call whose settings make it work during the epoch
+    (``ModelCheckpoint(save_freq=<batches>)``, ``TensorBoard(update_freq=<batches>)``)."""
+    for name, variant in _KERAS_CALLBACK_VARIANTS.items():
+        for setting in ("save_freq", "update_freq", "profile_batch"):
+            value = record.call.fact(f"callback.{name}.{setting}")
+            if value is not None and value.isdigit() and int(value) > 0:
+                return variant, name
+    return None, None
+
+
+def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None, str | None]:
     """Which callback's hooks cost the most: the user's own (by class and hook), the
-    progress bar, or a Keras one (TensorBoard, ...)."""
+    progress bar, or a Keras one (TensorBoard, ...): ``(evidence, variant, name)``."""
     seconds: dict[tuple[str, str], float] = {}
     for i, fn in enumerate(analysis.steady.functions):
         cb = analysis.own[i].get(Category.CALLBACKS, 0.0) * fn.self_s
@@ -113,14 +152,15 @@ def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str 
         if owner is not None:
             seconds[owner] = seconds.get(owner, 0.0) + cb
     if not seconds:
-        return "", None
+        return "", None, None
     (name, kind), s = max(seconds.items(), key=lambda kv: kv[1])
     share = analysis.of_steady(s)
     if kind == "user":
-        return f"your callback `{name}` takes {pct(share)} of steady-state time", "user"
+        return f"your callback `{name}` takes {pct(share)} of steady-state time", "user", name
     if kind == "progbar":
-        return f"the progress bar takes {pct(share)} of steady-state time", "progbar"
-    return f"`{name}` takes {pct(share)} of steady-state time", "keras"
+        return f"the progress bar takes {pct(share)} of steady-state time", "progbar", None
+    shown = _with_settings(record, name)
+    return f"`{shown}` takes {pct(share)} of steady-state time", "keras", name
 
 
 def _owner(record: RunRecord, analysis: Analysis, i: int) -> tuple[str, str] | None:
@@ -204,4 +244,20 @@ def build_dominated(ctx: Context) -> Detection | None:
         )
     ):
         return None
+    big = _largest_user_graph(report)
+    if big is not None and big.ops >= ctx.threshold("large_graph_ops"):
+        where = f"{big.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{big.line}"
+        evidence.append(
+            f"`{big.function}` ({where}) was traced into a graph of {big.ops} ops: a Python "
+            "loop (`for … in range(…)`) in a `tf.function` is unrolled, its body's ops copied "
+            "into the graph once per step"
+        )
+        values = {"function": big.function, "ops": str(big.ops)}
+        return Detection(build_share, tuple(evidence), variant="large-graph", values=values)
     return Detection(build_share, tuple(evidence))
+
+
+def _largest_user_graph(record: RunRecord) -> TraceEvent | None:
+    """The user's own traced function whose graph holds the most ops."""
+    own = [e for e in record.traces if e.file and is_user_code(e.file) and e.ops > 0]
+    return max(own, key=lambda e: e.ops) if own else None

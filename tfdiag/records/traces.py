@@ -29,6 +29,8 @@ class TraceEvent:
         params: ``(parameter, type)`` as TensorFlow saw them: ``TensorSpec(shape=(8, 4), ...)``
             for a tensor, ``Literal[3]`` for a Python value.
         function_id: an id of the ``tf.function`` object (equal ids: the same object).
+        ops: how many ops the traced graph holds (0: not known) — a Python loop unrolled
+            into the graph shows as thousands.
     """
 
     call: int
@@ -38,6 +40,7 @@ class TraceEvent:
     name: str
     params: tuple[tuple[str, str], ...]
     function_id: int = 0
+    ops: int = 0
 
     def to_json(self) -> list[Any]:
         return [
@@ -48,11 +51,12 @@ class TraceEvent:
             self.name,
             [list(p) for p in self.params],
             self.function_id,
+            self.ops,
         ]
 
     @classmethod
     def from_json(cls, row: Any) -> TraceEvent:
-        r = row_of(row, "a trace", range(6, 8))
+        r = row_of(row, "a trace", range(6, 9))
         params = []
         for pair in items(r[5], "a trace's params"):
             k, v = row_of(pair, "a trace's params", range(2, 3))
@@ -65,4 +69,5 @@ class TraceEvent:
             name=text(r[4], "a trace's name"),
             params=tuple(params),
             function_id=count(r[6], "a trace's function id", hi=2**64) if len(r) > 6 else 0,
+            ops=count(r[7], "a trace's op count", hi=10**9) if len(r) > 7 else 0,
         )
