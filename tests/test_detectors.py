@@ -611,8 +611,9 @@ def test_eager_ops_around_a_graph_step_are_found_by_their_volume() -> None:
     assert lead.fix.startswith(
         "Your step is a graph, but `summary_ops_v2.py:histogram` runs eagerly around it"
     )
-    # The op wrappers (with their dispatch) over the steady iteration; no kernel time left.
-    assert lead.impact == pytest.approx((0.02 + 0.008) / 0.044, abs=0.01)
+    # All of `histogram` (its Python, the op wrappers, their dispatch) over the steady
+    # iteration; no kernel time to leave out.
+    assert lead.impact == pytest.approx((0.01 + 0.02 + 0.008) / 0.044, abs=0.01)
 
 
 @pytest.mark.parametrize(
@@ -1075,6 +1076,25 @@ def test_compute_bound_alone_says_python_side_changes_wont_help() -> None:
         "waiting for input 5 %; tf.data ops and Python ops not counted",
     )
     assert "Python-side changes won't help" in lead.fix
+    assert "`jit_compile=True` in `compile()`" in lead.fix  # a Keras call: compile() has it
+
+
+def test_compute_bound_in_a_custom_loop_names_xla_on_the_tf_function() -> None:
+    """A custom loop has no ``compile()``: XLA is asked for on its ``tf.function``."""
+    root = Node(USER, "train_step", 0.001 * N, N, [_graph(0.009 * N)])
+    tf = tf_record(wall_s=0.01, op_s=0.009)
+    report = make_report(
+        [root],
+        N,
+        cold=[],
+        method="train_step",
+        target="train.train_step",
+        tf_profile=tf,
+        iteration_s=(0.01,) * N,
+    )
+    lead = _lead(report, "compute-bound")
+    assert "`@tf.function(jit_compile=True)` on your step" in lead.fix
+    assert "compile()" not in lead.fix
 
 
 def test_compute_bound_follows_a_steady_finding_and_does_not_say_wont_help() -> None:
@@ -1242,3 +1262,40 @@ def test_retrace_cause_needs_two_traces_that_differ() -> None:
     one = trace(1, (X,))
     assert retrace_cause([one]) is None
     assert retrace_cause([one, trace(2, (X,))]) is None
+
+
+# -- no-known-cause ----------------------------------------------------------------------------
+
+
+def test_a_run_no_finding_applies_to_says_where_the_time_went() -> None:
+    """A graph step doing the work, a little Python around it: nothing crosses a threshold,
+    and the report says so, with the split of the time, instead of staying empty."""
+    own = Node(USER, "prepare", 0.02 * N, N)
+    root = Node(USER, "step", 0.001 * N, N, [own, _graph(0.5 * N)])
+    report = make_report([root], N, cold=[], method="step", target="train.step")
+    lead = _lead(report, "no-known-cause")
+    assert lead.severity == "low" and lead.impact == 0.0
+    assert lead.evidence[0].startswith("the steady state, ")
+    assert "op execution 96 %" in lead.evidence[0]
+    assert lead.evidence[-1] == (
+        "the heaviest function of your own below the call: `train.py:prepare`, 4 % (cumulative)"
+    )
+    assert lead.fix.startswith("None of tfdiag's findings applies")
+
+
+def test_where_the_time_went_is_dropped_beside_a_real_finding() -> None:
+    report = _predict_building_a_pipeline(0.4)
+    assert "per-call-input-pipeline" in _ids(report)
+    assert "no-known-cause" not in _ids(report)
+
+
+def test_per_step_overhead_in_fit_without_a_batch_size_carries_no_placeholder() -> None:
+    """``fit`` on a dataset (no ``batch_size=``): the fix has no "(the batch size now)"."""
+    steps = 64 * N
+    hook = Node(CALLBACK_LIST, "CallbackList.on_train_batch_begin", 0.4 * N, steps)
+    epoch = Node(CALLBACK_LIST, "CallbackList.on_epoch_begin", 1e-5 * N, N)
+    step = Node(TRAINER, STEP_FUNCTION, 0.0, steps, [_graph(0.1 * N, steps)])
+    root = Node(TRAINER, "TensorFlowTrainer.fit", 0.0, N, [hook, epoch, step])
+    lead = _lead(make_report([root], N, cold=[], method="fit"), "per-step-overhead")
+    assert "steps_per_execution=32" in lead.fix
+    assert "now)" not in lead.fix and "{" not in lead.fix

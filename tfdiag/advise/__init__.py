@@ -23,6 +23,7 @@ from tfdiag.advise.finding import (
 )
 from tfdiag.advise.table import FINDINGS
 from tfdiag.advise.user import user_finding
+from tfdiag.advise.work import NO_FINDING
 from tfdiag.analysis.pipeline import Analysis, analysis_of
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
@@ -145,6 +146,8 @@ def advise(
             continue
         impact = round(min(max(d.impact, 0.0), 1.0), 4)
         found.append((_rank(spec, impact), order, spec, d, impact, ctx))
+    if len(found) > 1:  # where the time went is said only when nothing else is
+        found = [t for t in found if t[2].id != NO_FINDING]
     found.sort(key=lambda t: (t[0], t[1]))
     found = _after_their_cause(_without_missing_causes(found))
     out = []

@@ -303,14 +303,22 @@ def _eager_around_graphs(ctx: Context, i: int, ops: float, graph_calls: float) -
         f"dispatching them is {pct(removable)} of steady-state time (kernels left out): what "
         "running them inside the graph, or less often, removes",
     ]
-    entry = _eager_entry(report, analysis, max(wrappers, key=lambda w: fns[w].cum_s, default=i))
-    values = {"entry": entry or "the code around your `tf.function`"}
-    if entry:
+    found = _eager_entry(report, analysis, max(wrappers, key=lambda w: fns[w].cum_s, default=i))
+    values = {"entry": "the code around your `tf.function`"}
+    if found is not None:
+        j, entry = found
+        values["entry"] = entry
+        # The Python it runs around the ops (tf.summary's, a layer's) goes with them.
+        removable = max(removable, min(analysis.of_steady(fns[j].cum_s - kernel_s), 1.0))
+        evidence[1] = (
+            f"dispatching them is {pct(removable)} of steady-state time (kernels left out): "
+            "what running them inside the graph, or less often, removes"
+        )
         evidence.append(f"most of them come from `{entry}`, called from your code")
     return Detection(removable, tuple(evidence), variant="around-graph", values=values)
 
 
-def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> str | None:
+def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> tuple[int, str] | None:
     """The TensorFlow/Keras function the user's code called that dispatches the eager ops
     (``histogram``, ``Layer.__call__``): up the heaviest callers to the frame below the
     user's."""
@@ -322,7 +330,10 @@ def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> str | None:
             return None
         seen.add(caller)
         if is_user_code(fns[caller].file):
-            return fns[below].short_name
+            path = normalize_path(fns[below].file)
+            if path.startswith(_TF_FUNCTION_INTERNALS) or "trainer" in path:
+                return None  # a graph call or a Keras loop: not only eager work
+            return below, fns[below].short_name
         if category_of(analysis, caller) is not Category.WRAPPER:
             below = caller
         i = caller

@@ -348,14 +348,14 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         fixes={
             "alone": "The time is in the model's own TensorFlow ops (measured with the TF "
             "profiler), so Python-side changes won't help: make the work cheaper "
-            "(`jit_compile=True` in `compile()`, mixed precision on a GPU, a smaller model or "
+            "({jit}, mixed precision on a GPU, a smaller model or "
             "input) or run it on faster hardware.",
             "first": "Most of the time is in the model's own TensorFlow ops (measured with "
             "the TF profiler): the Python-side findings below remove only their share of it. "
-            "Beyond them, make the ops cheaper (`jit_compile=True` in `compile()`, mixed "
+            "Beyond them, make the ops cheaper ({jit}, mixed "
             "precision on a GPU, a smaller model or input) or run them on faster hardware.",
             "other": "Most of what is left is the model's own ops: after the fixes above, make "
-            "them cheaper (`jit_compile=True` in `compile()`, mixed precision on a GPU, a "
+            "them cheaper ({jit}, mixed precision on a GPU, a "
             "smaller model or input).",
         },
         thresholds={"min_share": 0.5, "max_input_wait": 0.2},
@@ -391,6 +391,24 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         when="one-time cost (cold call minus one steady iteration) ≥ `min_share` of profiled "
         "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`; a "
         "user function traced into a graph of ≥ `large_graph_ops` ops names its unrolled loop",
+    ),
+    FindingSpec(
+        work.NO_FINDING,
+        "No known slow pattern: where the time went",
+        work.where_the_time_went,
+        fixes={
+            "other": "None of tfdiag's findings applies: no known slow pattern crosses its "
+            "threshold, so the time above is spread over the model's ops and the code around "
+            "them. Start from the largest share: for op time, a smaller model or input, "
+            "`jit_compile=True`, or faster hardware; for your own code, "
+            "`tfdiag.profile(..., sampling=True)` shows whole stacks; "
+            "`tfdiag.compare(model, x)` times other ways of calling the model on your data.",
+        },
+        bands=(2.0, 2.0),
+        tier="conclusion",
+        when="no other finding is reported (it is dropped when one is): the steady state's "
+        "split by category, the TF profiler's op and input shares, the eager ops and your "
+        "heaviest function, with why no finding applies",
     ),
     FindingSpec(
         "warmup",

@@ -3,13 +3,22 @@ model's own ops, and one-time build cost."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import KERAS_ENTRY_FILES, category_of, functions, pct, tf_figures
-from tfdiag.advise.finding import Context, Detection
+from tfdiag.advise.evidence import (
+    KERAS_ENTRY_FILES,
+    category_of,
+    effective_kind,
+    functions,
+    pct,
+    tf_figures,
+    user_frames,
+)
+from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
 from tfdiag.records.traces import TraceEvent
+from tfdiag.records.units import fmt_s
 
 _HOOK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
 
@@ -211,7 +220,15 @@ def compute_bound(ctx: Context) -> Detection | None:
         f"{wall * 1e3:.1f} ms {basis} ({pct(share)}{threads}); waiting for input "
         f"{pct(input_wait)}; tf.data ops and Python ops not counted",
     )
-    return Detection(share, evidence)
+    # A custom loop has no compile(): XLA is asked for on its own tf.function.
+    keras = effective_kind(ctx) in (CallKind.PREDICT, CallKind.FIT, CallKind.EVALUATE)
+    keras = keras or effective_kind(ctx) is CallKind.ON_BATCH
+    jit = (
+        "`jit_compile=True` in `compile()`"
+        if keras
+        else "`@tf.function(jit_compile=True)` on your step"
+    )
+    return Detection(share, evidence, values={"jit": jit})
 
 
 def build_dominated(ctx: Context) -> Detection | None:
@@ -261,3 +278,49 @@ def _largest_user_graph(record: RunRecord) -> TraceEvent | None:
     """The user's own traced function whose graph holds the most ops."""
     own = [e for e in record.traces if e.file and is_user_code(e.file) and e.ops > 0]
     return max(own, key=lambda e: e.ops) if own else None
+
+
+#: The id of the finding that says where the time went when no other finding applies.
+NO_FINDING = "no-known-cause"
+
+
+def where_the_time_went(ctx: Context) -> Detection | None:
+    """Where the steady state goes, for a report no other finding applies to: the
+    categories' shares, the TF profiler's op and input-wait shares, the eager ops, the
+    heaviest function of the user's own — and why none of that is a known slow pattern.
+    (:func:`tfdiag.advise.advise` drops it when any other finding is reported.)"""
+    report, analysis = ctx.record, ctx.analysis
+    if analysis.steady_s <= 0:
+        return None
+    shares = sorted(
+        ((analysis.steady_share(c), c) for c in Category if c is not Category.WRAPPER),
+        key=lambda t: -t[0],
+    )
+    per = analysis.steady_s / analysis.iterations
+    spread = ", ".join(f"{c.label} {pct(x)}" for x, c in shares[:4] if x >= 0.01)
+    evidence = [f"the steady state, {fmt_s(per)} per iteration under cProfile, goes to: {spread}"]
+    figures = tf_figures(report)
+    if figures is not None and figures.wall_s > 0:
+        evidence.append(
+            f"TF profiler: the model's ops are {pct(figures.compute_share)} of the wall, "
+            f"waiting for input {pct(figures.input_wait_share)}: neither reaches a finding's "
+            "threshold"
+        )
+    for i, _ in functions(report, "~", "*TFE_Py_FastPathExecute*"):
+        evidence.append(
+            f"{analysis.steady_calls_per_iteration(i):.0f} eager op dispatches per iteration, "
+            f"{pct(analysis.of_steady(analysis.steady.functions[i].self_s))} of the time"
+        )
+        break
+    own = [
+        (analysis.steady.functions[i].cum_s, fn.short_name)
+        for i, fn in user_frames(report)
+        if analysis.steady.functions[i].calls > 0 and fn.name != report.call.method
+    ]
+    if own:
+        cum, name = max(own)
+        evidence.append(
+            f"the heaviest function of your own below the call: `{name}`, "
+            f"{pct(min(analysis.of_steady(cum), 1.0))} (cumulative)"
+        )
+    return Detection(0.0, tuple(evidence))
