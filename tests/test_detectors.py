@@ -294,6 +294,10 @@ def test_compile_every_call_counts_the_retracing_it_causes() -> None:
     assert lead.fix.startswith("`compile()` runs on every call")
     assert "model.optimizer.learning_rate.assign(new_lr)" in lead.fix
     assert "LearningRateScheduler" in lead.fix
+    # The traces compile() causes are part of it, and say so.
+    assert _ids(report)[:2] == ["model-rebuilt-per-call", "per-iteration-tracing"]
+    assert report.findings[1].fix.startswith("The traces are Keras' step functions, dropped by")
+    assert report.findings[1].evidence[-1].startswith("`compile()` runs 1× per iteration")
 
 
 @pytest.mark.parametrize(

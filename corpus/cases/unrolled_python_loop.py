@@ -21,7 +21,7 @@ CASE = Case(
     iterations=5,
 )
 
-STEPS = 120
+STEPS = 80
 
 
 def _simulate(x):

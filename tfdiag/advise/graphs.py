@@ -11,6 +11,7 @@ from tfdiag.advise.evidence import (
     functions,
     graph_calls_per_iteration,
     pct,
+    per_iteration,
     python_callbacks,
     tf_figures,
     times,
@@ -159,7 +160,11 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
 
 
 #: Retrace causes that another finding's fix removes.
-_PART_OF = {"via-data": "per-call-input-pipeline", "new-function": "model-rebuilt-per-call"}
+_PART_OF = {
+    "via-data": "per-call-input-pipeline",
+    "new-function": "model-rebuilt-per-call",
+    "recompiled": "model-rebuilt-per-call",
+}
 
 
 def _cause(
@@ -200,6 +205,21 @@ def _cause(
         evidence.append(f"traced from `{origin.short_name}`")
         if category_of(analysis, chain[-1]) is Category.INPUT_PIPELINE:
             return "via-data", {}
+    compiles = per_iteration(
+        analysis,
+        (
+            (j, fn)
+            for j, fn in enumerate(report.profile.functions)
+            if fn.name in ("Trainer.compile", "Model.compile")
+            and "keras" in normalize_path(fn.file)
+        ),
+    )
+    if compiles >= 0.5:
+        evidence.append(
+            f"`compile()` runs {compiles:.3g}× per iteration: each one drops the step "
+            "functions Keras traced, so they are traced again"
+        )
+        return "recompiled", {}
     return "retrace", {}
 
 

@@ -159,6 +159,12 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "outside the loop, and call that object (see `model-rebuilt-per-call`).",
             "new-function-alone": "The `tf.function` is made anew on every call: define it "
             "once, outside the loop, and call that object.",
+            "recompiled": "The traces are Keras' step functions, dropped by the `compile()` "
+            "run on every call: the fix for `model-rebuilt-per-call` removes them.",
+            "recompiled-alone": "The traces are Keras' step functions, dropped by the "
+            "`compile()` run on every call: compile once, outside the loop, and change a "
+            "hyper-parameter on the compiled model "
+            "(`model.optimizer.learning_rate.assign(new_lr)`).",
             "via-data": "The traces are the tf.data functions of the pipeline built on every "
             "call: the fix for `per-call-input-pipeline` removes them too.",
             "via-data-alone": "The traces are the tf.data functions of an input pipeline built "
