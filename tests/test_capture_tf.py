@@ -277,6 +277,8 @@ def test_a_trace_records_how_many_ops_its_graph_holds(tf: Any) -> None:
         tf.function(looped)(tf.ones(3))
     big, small = recorder.events
     assert big.ops >= 100 > small.ops > 0
+    # x * 2.0 fifty times in one scope: mul, mul_1, ... mul_49.
+    assert big.repeats >= 50 > small.repeats
 
 
 def test_functions_run_eagerly_is_read_off_tensorflow(tf: Any) -> None:

@@ -1303,3 +1303,32 @@ def test_per_step_overhead_in_fit_without_a_batch_size_carries_no_placeholder() 
     lead = _lead(make_report([root], N, cold=[], method="fit"), "per-step-overhead")
     assert "steps_per_execution=32" in lead.fix
     assert "now)" not in lead.fix and "{" not in lead.fix
+
+
+@pytest.mark.parametrize(
+    ("ops", "repeats", "unrolled"),
+    [(1800, 240, True), (1800, 40, False), (400, 240, False)],
+    ids=["unrolled-loop", "large-model-graph", "small-graph"],
+)
+def test_build_dominated_names_a_python_loop_unrolled_into_the_graph(
+    ops: int, repeats: int, unrolled: bool
+) -> None:
+    """The cold call traced the user's function into a graph of ``ops`` ops, one of them
+    repeated ``repeats``× in one scope: a Python ``range()`` loop unrolled (not a large
+    model, whose ops are spread over its layers' scopes)."""
+    report = _cold_then_steady(0.5, first_call_s=0.5)
+    traced = dataclasses.replace(
+        trace(0, (("x", tensor(64)),), function="simulate", line=3), ops=ops, repeats=repeats
+    )
+    report = dataclasses.replace(report, traces=(traced,))
+    lead = _lead(report, "build-dominated")
+    if unrolled:
+        assert lead.evidence[-1] == (
+            f"`simulate` (train.py:3) was traced into a graph of {ops} ops, one op repeated "
+            f"{repeats}× in one scope: a Python loop (`for … in range(…)`) in a `tf.function` "
+            "is unrolled, its body's ops copied into the graph once per step"
+        )
+        assert lead.fix.startswith(f"The one-time cost is tracing `simulate` into a graph of {ops}")
+        assert "`for t in tf.range(n):`" in lead.fix
+    else:
+        assert lead.fix.startswith("This is one-time cost: make one warm-up call")

@@ -391,12 +391,14 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "min_share": 0.5,
             "cold_ratio": 10,
             "min_share_when_cold": 0.2,
-            "large_graph_ops": 1000,
+            "large_graph_ops": 500,
+            "unrolled_repeats": 100,
         },
         tier="one-time",
         when="one-time cost (cold call minus one steady iteration) ≥ `min_share` of profiled "
         "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`; a "
-        "user function traced into a graph of ≥ `large_graph_ops` ops names its unrolled loop",
+        "user function traced into a graph of ≥ `large_graph_ops` ops, one of them repeated "
+        "≥ `unrolled_repeats`× in one scope (`mul`, `mul_1`, …), names its unrolled loop",
     ),
     FindingSpec(
         work.NO_FINDING,

@@ -262,12 +262,16 @@ def build_dominated(ctx: Context) -> Detection | None:
     ):
         return None
     big = _largest_user_graph(report)
-    if big is not None and big.ops >= ctx.threshold("large_graph_ops"):
+    if (
+        big is not None
+        and big.ops >= ctx.threshold("large_graph_ops")
+        and big.repeats >= ctx.threshold("unrolled_repeats")
+    ):
         where = f"{big.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{big.line}"
         evidence.append(
-            f"`{big.function}` ({where}) was traced into a graph of {big.ops} ops: a Python "
-            "loop (`for … in range(…)`) in a `tf.function` is unrolled, its body's ops copied "
-            "into the graph once per step"
+            f"`{big.function}` ({where}) was traced into a graph of {big.ops} ops, one op "
+            f"repeated {big.repeats}× in one scope: a Python loop (`for … in range(…)`) in a "
+            "`tf.function` is unrolled, its body's ops copied into the graph once per step"
         )
         values = {"function": big.function, "ops": str(big.ops)}
         return Detection(build_share, tuple(evidence), variant="large-graph", values=values)
@@ -315,7 +319,8 @@ def where_the_time_went(ctx: Context) -> Detection | None:
     own = [
         (analysis.steady.functions[i].cum_s, fn.short_name)
         for i, fn in user_frames(report)
-        if analysis.steady.functions[i].calls > 0 and fn.name != report.call.method
+        if analysis.steady.functions[i].calls > 0
+        and analysis.of_steady(analysis.steady.functions[i].cum_s) < 0.95  # not the call itself
     ]
     if own:
         cum, name = max(own)

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,6 +24,8 @@ from tfdiag.records.traces import MAX_TRACES, TraceEvent
 
 _MODULE = "tensorflow.python.eager.polymorphic_function.tracing_compilation"
 _TARGET = "_create_concrete_function"
+#: TensorFlow's suffix for another op of the same name in one scope (``mul_12``).
+_NUMBERED = re.compile(r"_\d+$")
 #: Longest parameter type kept (a nested structure's repr can be long).
 _MAX_TYPE = 160
 
@@ -70,10 +74,14 @@ class TraceRecorder:
         if index is None:
             return
         try:
-            ops = len(func_graph.get_operations())
+            names = [op.name for op in func_graph.get_operations()]
         except Exception:  # noqa: BLE001 - internals moved: the count stays unknown
             return
-        self.events[index] = dataclasses.replace(self.events[index], ops=ops)
+        same = Counter(_NUMBERED.sub("", name) for name in names)
+        repeats = max(same.values(), default=0)
+        self.events[index] = dataclasses.replace(
+            self.events[index], ops=len(names), repeats=repeats
+        )
 
 
 @contextmanager
