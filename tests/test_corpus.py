@@ -47,6 +47,7 @@ CORE = frozenset(
         "compute-bound-conv-predict",
         "unrolled-python-loop",
         "iterator-per-step",
+        "xla-compile-new-shape",
     }
 )
 

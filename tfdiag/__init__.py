@@ -15,12 +15,14 @@ from typing import Any
 
 from tfdiag import keras
 from tfdiag.capture.runner import Interrupted, profile
+from tfdiag.capture.trace_limit import TooManyTraces, max_traces
 from tfdiag.measure.run import compare
 from tfdiag.measure.verify.accelerate import Accelerated, accelerate
 from tfdiag.records.catalog import Category, Rule, load_rules
 from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
 from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
 from tfdiag.records.version import __version__
+from tfdiag.results.diff import diff
 from tfdiag.results.job import JobResult
 from tfdiag.results.load import load_report, load_result
 from tfdiag.results.merge import merge
@@ -37,15 +39,18 @@ __all__ = [
     "Report",
     "Rule",
     "TfdiagError",
+    "TooManyTraces",
     "__version__",
     "accelerate",
     "compare",
+    "diff",
     "keras",
     "load_finding_rules",
     "load_ipython_extension",
     "load_report",
     "load_result",
     "load_rules",
+    "max_traces",
     "merge",
     "profile",
 ]

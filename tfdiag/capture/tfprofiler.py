@@ -23,14 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from tfdiag.analysis.xprof import (
+    XLA_COMPILE_SUFFIX,
     XprofFormatError,
     events_per_step,
     is_py_func,
     tf_profile_from_tools,
+    xla_compiles,
 )
+from tfdiag.capture.native_log import quiet
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
-from tfdiag.records.probes import PyFuncs, TfProfile
+from tfdiag.records.probes import PyFuncs, TfProfile, XlaCompile
 
 #: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building, all
 #: that tfdiag reads; level 2 adds TF runtime events (executor, thread pools) that cost more.
@@ -62,7 +65,8 @@ def import_xprof() -> Any:
 
 def _stop_quietly(tf: Any) -> None:
     try:
-        tf.profiler.experimental.stop(save=False)
+        with quiet():
+            tf.profiler.experimental.stop(save=False)
     except Exception:  # never mask the user's exception
         pass
 
@@ -77,6 +81,12 @@ class TfTrace:
 
     @classmethod
     def start(cls) -> TfTrace:
+        """:meth:`_start`, its native log lines kept (:mod:`tfdiag.capture.native_log`)."""
+        with quiet():
+            return cls._start()
+
+    @classmethod
+    def _start(cls) -> TfTrace:
         """Start a session in a new temporary logdir.
 
         Raises:
@@ -124,7 +134,8 @@ class TfTrace:
         t0 = clock()
         self.running = False
         try:
-            self.tf.profiler.experimental.stop()
+            with quiet():
+                self.tf.profiler.experimental.stop()
         except Exception as exc:
             raise ProbeError(f"the TF profiler could not write its trace ({exc})") from None
         return clock() - t0
@@ -165,6 +176,19 @@ def _xspaces(files: TraceFiles) -> Iterator[Any]:
 class TraceScan:
     graph_builds_per_step: tuple[int, ...] | None
     py_funcs: PyFuncs | None
+    xla_compiles: tuple[XlaCompile, ...] = ()
+
+
+def _stat_text(plane: Any, event: Any, name: str) -> str:
+    """An event's string stat ``name`` (a value or a reference to one), or ``""``."""
+    for stat in event.stats:
+        meta = plane.stat_metadata.get(stat.metadata_id)
+        if meta is not None and meta.name == name:
+            if stat.str_value:
+                return str(stat.str_value)
+            ref = plane.stat_metadata.get(stat.ref_value)
+            return str(ref.name) if ref is not None else ""
+    return ""
 
 
 def scan_trace(files: TraceFiles) -> TraceScan:
@@ -175,6 +199,7 @@ def scan_trace(files: TraceFiles) -> TraceScan:
     builds: list[int] = []
     seconds = {"pipeline": 0.0, "step": 0.0}
     counts = {"pipeline": 0, "step": 0}
+    compiles: list[tuple[str, int, int]] = []
     seen = False
     for space in _xspaces(files):
         seen = True
@@ -191,6 +216,9 @@ def scan_trace(files: TraceFiles) -> TraceScan:
                         steps.append((start, start + event.duration_ps))
                     elif name == GRAPH_BUILDING:
                         builds.append(start)
+                    elif name.endswith(XLA_COMPILE_SUFFIX):
+                        module = _stat_text(plane, event, "name") or "?"
+                        compiles.append((module, start, event.duration_ps))
                     elif name.startswith("Iterator::"):
                         iterators.append((start, start + event.duration_ps))
                     elif is_py_func(name.split(":")[-1]):
@@ -204,7 +232,8 @@ def scan_trace(files: TraceFiles) -> TraceScan:
     if not seen:
         return TraceScan(None, None)
     funcs = PyFuncs(seconds["pipeline"], counts["pipeline"], seconds["step"], counts["step"])
-    return TraceScan(events_per_step(sorted(steps), builds), funcs)
+    ordered = sorted(steps)
+    return TraceScan(events_per_step(ordered, builds), funcs, xla_compiles(compiles, ordered))
 
 
 def _read(
@@ -217,14 +246,7 @@ def _read(
     return read_tools(xprof, paths, times, export_s, scan_trace(files)), files
 
 
-def read_tools(
-    xprof: Any, paths: Sequence[Path], times: Sequence[float], export_s: float, scan: TraceScan
-) -> TfProfile:
-    """xprof's tools on the trace files ``paths``, read into one record.
-
-    Raises:
-        ProbeError: xprof could not read them, or its output has an unexpected shape.
-    """
+def _tool_docs(xprof: Any, paths: Sequence[Path]) -> dict[str, Any]:
     docs = {}
     for n, tool in enumerate(TOOLS):
         options = XPROF_CACHED if n else XPROF_OPTIONS
@@ -235,6 +257,19 @@ def read_tools(
             raise ProbeError(f"xprof could not read the trace ({tool}: {exc})") from None
         if docs[tool] is None and tool != "input_pipeline_analyzer":
             raise ProbeError(f"xprof could not read the trace ({tool} is empty)")
+    return docs
+
+
+def read_tools(
+    xprof: Any, paths: Sequence[Path], times: Sequence[float], export_s: float, scan: TraceScan
+) -> TfProfile:
+    """xprof's tools on the trace files ``paths``, read into one record.
+
+    Raises:
+        ProbeError: xprof could not read them, or its output has an unexpected shape.
+    """
+    with quiet():  # xprof logs 30-40 native lines per trace read
+        docs = _tool_docs(xprof, paths)
     try:
         return tf_profile_from_tools(
             docs["framework_op_stats"],
@@ -243,6 +278,7 @@ def read_tools(
             iteration_s=times,
             graph_builds_per_step=scan.graph_builds_per_step,
             py_funcs=scan.py_funcs,
+            xla_compiles=scan.xla_compiles,
             host_tracer_level=HOST_TRACER_LEVEL,
             export_s=export_s,
         )
