@@ -16,7 +16,9 @@ raises is a row with its error; the run goes on. Columns:
   first;
 - ``cause``: first finding is ``expect``; ``fix``: its fix names one of ``fix_mentions``;
 - ``no-gain``: some finding says Python-side changes won't help (wrong unless the case
-  is ``python_fix=False``).
+  is ``python_fix=False``);
+- ``known``: ``miss`` for a case whose ``known_miss`` says tfdiag gets it wrong today (it
+  counts as the miss it is; tests/test_corpus.py marks it xfail, strictly).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def run_case(loaded: Loaded, *, rounds: int, premise_only: bool, show: bool) -> 
         "python_fix": case.python_fix,
         "iterations": case.iterations,
         "source": case.source,
+        "known_miss": case.known_miss,
     }
     stage = "setup"
     t0 = time.perf_counter()
@@ -120,7 +123,7 @@ def _mark(flag: Any) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = ("case", "premise×", "expect", "tfdiag first", "cause", "fix", "no-gain")
+    head = ("case", "premise×", "expect", "tfdiag first", "cause", "fix", "no-gain", "known")
     lines = []
     body = []
     for r in rows:
@@ -138,6 +141,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                 _mark(r.get("right_cause")),
                 _mark(r.get("right_fix")),
                 _mark(r.get("says_no_python_gain")) if "ids" in r else "-",
+                "miss" if r.get("known_miss") else "",
             )
         )
     widths = [
@@ -164,6 +168,19 @@ def totals(rows: list[dict[str, Any]]) -> str:
         f"fix names the remedy: {fix}/{n}",
         f"says no Python-side gain where there is one: {false_no_gain}/{n}",
     ]
+    known = [r["id"] for r in rows if r.get("known_miss")]
+    if known:
+        out.append(f"known misses (counted as misses above): {len(known)}/{n}")
+    now_right = [
+        r["id"]
+        for r in rows
+        if r.get("known_miss")
+        and r.get("right_cause")
+        and r.get("right_fix")
+        and not (r.get("says_no_python_gain") and r.get("python_fix", True))
+    ]
+    if now_right:
+        out.append(f"known misses now right (remove their known_miss): {', '.join(now_right)}")
     if errors:
         out.append(f"errors: {errors} ({', '.join(r['id'] for r in rows if 'error' in r)})")
     if premise_bad:
