@@ -13,10 +13,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import MAX_COUNT, MAX_SECONDS, MAX_TEXT
+from tfdiag.records.index import FunctionIndex
 
 #: A source line, or an index into the table.
 MAX_LINE = 10**9
@@ -85,6 +87,11 @@ class ProfileStats:
     """The function table of one profiled run."""
 
     functions: tuple[FunctionStat, ...]
+
+    @cached_property
+    def index(self) -> FunctionIndex:
+        """The table by module path, built on first use (the table never changes)."""
+        return FunctionIndex(self.functions)
 
     @property
     def total_s(self) -> float:
