@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.jsontext import indented_json
 from tfdiag.records.text import clean
 
 
@@ -75,7 +75,7 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def print_json(doc: Any) -> None:
-    json.dump(doc, sys.stdout, indent=1, allow_nan=False)
+    sys.stdout.write(indented_json(doc))
     sys.stdout.write("\n")
 
 

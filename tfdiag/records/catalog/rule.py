@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import text
@@ -134,6 +134,11 @@ class Catalog:
         self._by_path: dict[str, _FileRules] = {}
         self._matched: dict[tuple[str, str], Rule | None] = {}
         self._path_patterns = {r.path: re.compile(fnmatch.translate(r.path)) for r in self.rules}
+        #: Does any rule's path glob match? One expression: most files of a big profile
+        #: match none, and are settled by one test instead of one per rule.
+        self._any_path = re.compile(
+            "|".join(f"(?:{fnmatch.translate(p)})" for p in self._path_patterns) or "(?!)"
+        ).match
 
     def with_rules(self, extra: Iterable[Rule]) -> Catalog:
         """A catalog whose ``extra`` rules are tried before this one's."""
@@ -152,9 +157,21 @@ class Catalog:
                         for r in self.rules
                         if path == r.path or self._path_patterns[r.path].match(path)
                     )
+                    if self._any_path(path)
+                    else ()
                 )
             self._by_file[file] = found
         return found
+
+    def match_table(self, functions: Iterable[_Named]) -> tuple[Rule | None, ...]:
+        """:meth:`match` of every row; a row in a file no rule's path matches costs one
+        lookup."""
+        out: list[Rule | None] = []
+        by_file = self._by_file
+        for fn in functions:
+            candidates = by_file.get(fn.file) or self._candidates(fn.file)
+            out.append(self.match(fn.file, fn.name) if candidates.rules else None)
+        return tuple(out)
 
     def match(self, file: str, name: str) -> Rule | None:
         """The first rule whose path glob matches ``file`` and whose name glob matches
@@ -172,6 +189,13 @@ class Catalog:
             found = candidates.first(names)
         self._matched[key] = found
         return found
+
+
+class _Named(Protocol):
+    @property
+    def file(self) -> str: ...
+    @property
+    def name(self) -> str: ...
 
 
 class _FileRules:
