@@ -14,6 +14,7 @@ from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.records.catalog import Category
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
 from tfdiag.render.names import NameTable, wrap_name
 from tfdiag.render.probes_console import render_probes
@@ -209,5 +210,5 @@ def render_report(report: RunRecord) -> RenderableType:
     if probes is not None:
         parts.insert(-1, probes)
     if report.notes:
-        parts.append(Text("\n".join(f"note: {n}" for n in report.notes), style="dim"))
+        parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(report.notes)), style="dim"))
     return Group(*parts)

@@ -95,4 +95,9 @@ def print_report(result: Any, fmt: str, width: int | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:  # CSV or JSON: data kept as it is, but never a terminal escape on a terminal
-        sys.stdout.write(clean(data) if sys.stdout.isatty() else data)
+        data = clean(data) if sys.stdout.isatty() else data
+        for at in range(0, len(data), _CHUNK):  # encoded a chunk at a time, not all at once
+            sys.stdout.write(data[at : at + _CHUNK])
+
+
+_CHUNK = 1 << 20
