@@ -13,6 +13,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import chain
 from typing import Protocol
 
 from tfdiag.records.paths import normalize_path
@@ -64,10 +65,16 @@ class FunctionIndex:
 
     def __init__(self, functions: Sequence[_Row]) -> None:
         self._functions = functions
-        by_path: dict[str, list[int]] = {}
+        by_file: dict[str, list[int]] = {}
         for i, fn in enumerate(functions):
-            by_path.setdefault(normalize_path(fn.file), []).append(i)
-        self._by_path = {path: tuple(rows) for path, rows in by_path.items()}
+            by_file.setdefault(fn.file, []).append(i)
+        by_path: dict[str, list[list[int]]] = {}
+        for file, rows in by_file.items():  # one normalisation per distinct file
+            by_path.setdefault(normalize_path(file), []).append(rows)
+        self._by_path = {
+            path: tuple(parts[0]) if len(parts) == 1 else tuple(sorted(chain(*parts)))
+            for path, parts in by_path.items()
+        }
         self._paths: dict[str, tuple[str, ...]] = {}
         self._found: dict[tuple[str, str], tuple[int, ...]] = {}
 
