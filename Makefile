@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tfdiag-installed
 export TF_CPP_MIN_LOG_LEVEL := 3
 
-.PHONY: demo test test-fast test-corpus lint bench-overhead bench-accuracy bench clean
+.PHONY: demo test test-fast test-corpus lint bench-overhead bench-accuracy bench clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,14 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m tfdiag bench --quick
 
-test: $(STAMP)
+# tests/test_browser.py opens the HTML pages in headless Chromium (Debian's package): installed
+# here when missing, so `make test` works as written on a fresh machine of this kind (root).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium for the browser tests (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: $(STAMP) browser
 	$(PY) -m pytest -m "not slow"
 
 test-fast: $(STAMP)

@@ -1,16 +1,23 @@
-"""Headless Chromium for the HTML page's tests: the DOM after the page's scripts ran, and
-every console message (errors included) the page produced.
+"""Headless Chromium for the HTML page's tests: the DOM after the page's scripts ran, every
+console message (errors included) the page produced, and every request it made.
 
 ``chromium --headless --dump-dom`` prints the DOM once the load event has fired (the
-page's scripts run before it); ``--enable-logging=stderr --v=0`` writes each console
-message, and each uncaught exception, as an ``INFO:CONSOLE`` line on stderr. No driver,
-no websocket: Debian's ``chromium`` package only (``.ci/run`` installs it).
+page's scripts run before it; ``settle_ms`` lets timers and workers run on for that much
+virtual time); ``--enable-logging=stderr --v=0`` writes each console message, and each
+uncaught exception, as an ``INFO:CONSOLE`` line on stderr; ``--log-net-log`` writes
+Chromium's NetLog, whose ``URL_REQUEST_START_JOB`` events are every URL loaded — the page's
+own (its initiator is an origin, ``null`` for a file) apart from the browser's background
+traffic (initiator ``not an origin``). Host names resolve to nothing
+(``--host-resolver-rules``) but loopback, so a request a page tries is logged and goes
+nowhere. No driver, no websocket: Debian's ``chromium`` package only (``.ci/run`` installs
+it).
 
 Also a script: ``python tests/browser.py screenshot PAGE.html OUT.png [WIDTHxHEIGHT]``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -39,6 +46,33 @@ def chromium() -> str:
 class Loaded:
     dom: str
     console: tuple[str, ...]
+    #: every URL the page requested (itself excluded when opened from a file), in order
+    requests: tuple[str, ...] = ()
+
+    @property
+    def off_machine(self) -> tuple[str, ...]:
+        """The requests to anywhere but this machine (not file:, data:, blob: or loopback)."""
+        return tuple(u for u in self.requests if not LOCAL.match(u))
+
+
+#: A URL that does not leave the machine.
+LOCAL = re.compile(r"(?:file|data|blob|about|chrome):|https?://(?:127\.0\.0\.1|localhost)[:/]")
+
+
+def _requests(net_log: Path) -> tuple[str, ...]:
+    """The URLs the page loaded, from a NetLog (the browser's own traffic left out)."""
+    try:
+        doc = json.loads(net_log.read_text())
+    except json.JSONDecodeError:  # Chromium killed mid-write leaves the closing brackets off
+        doc = json.loads(net_log.read_text().rstrip().rstrip(",") + "]}")
+    start = doc["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    found = []
+    for event in doc["events"]:
+        params = event.get("params") or {}
+        if event["type"] == start and "url" in params:
+            if params.get("initiator") != "not an origin":
+                found.append(str(params["url"]))
+    return tuple(found)
 
 
 def _flags(profile: str) -> list[str]:
@@ -53,25 +87,32 @@ def _flags(profile: str) -> list[str]:
     ]
 
 
-def load(page: Path, *, timeout: float = 60) -> Loaded:
-    """Open ``page`` and return its rendered DOM and its console messages."""
+def load(page: Path | str, *, timeout: float = 60, settle_ms: int = 0) -> Loaded:
+    """Open ``page`` (a file, or a URL) and return its rendered DOM, its console messages and
+    the URLs it requested; ``settle_ms``: virtual milliseconds to let it run after loading."""
+    url = page if isinstance(page, str) else page.resolve().as_uri()
     with tempfile.TemporaryDirectory() as profile:
+        net_log = Path(profile) / "net-log.json"
         proc = subprocess.run(
             [
                 chromium(),
                 *_flags(profile),
                 "--enable-logging=stderr",
                 "--v=0",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+                f"--log-net-log={net_log}",
+                *([f"--virtual-time-budget={settle_ms}"] if settle_ms else []),
                 "--dump-dom",
-                page.resolve().as_uri(),
+                url,
             ],
             capture_output=True,
             text=True,
             timeout=timeout,
         )
+        requests = _requests(net_log) if net_log.exists() else ()
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = tuple(m.group(1) for m in CONSOLE.finditer(proc.stderr))
-    return Loaded(proc.stdout, console)
+    return Loaded(proc.stdout, console, requests)
 
 
 def screenshot(page: Path, out: Path, size: str = "1200,2400", *, timeout: float = 60) -> None:

@@ -271,19 +271,26 @@ def test_a_new_tf_function_per_call_leads_and_its_tracing_follows() -> None:
 
 
 def test_a_finding_that_is_part_of_another_moves_right_after_it() -> None:
-    from tfdiag.advise import _after_their_cause
+    from tfdiag.advise import _after_their_cause, _Found
     from tfdiag.advise.finding import Detection
     from tfdiag.advise.table import FINDINGS
 
     spec = {s.id: s for s in FINDINGS}
 
-    def row(fid: str, impact: float, part_of: str | None = None) -> tuple[object, ...]:
-        return ((0, -impact), 0, spec[fid], Detection(impact, (), part_of=part_of), impact, None)
+    def row(fid: str, impact: float, severity: str, part_of: str | None = None) -> _Found:
+        d = Detection(impact, (), part_of=part_of)
+        return _Found(spec[fid], d, impact, None, None, severity)  # type: ignore[arg-type]
 
     ranked = [
-        row("per-call-input-pipeline", 0.6),
-        row("callback-overhead", 0.4),
-        row("per-iteration-tracing", 0.3, part_of="per-call-input-pipeline"),
+        row("per-iteration-tracing", 0.5, "high", part_of="per-call-input-pipeline"),
+        row("callback-overhead", 0.4, "high"),
+        row("per-call-input-pipeline", 0.2, "medium"),
     ]
-    order = [t[2].id for t in _after_their_cause(ranked)]  # type: ignore[attr-defined]
-    assert order == ["per-call-input-pipeline", "per-iteration-tracing", "callback-overhead"]
+    out = _after_their_cause(ranked)
+    assert [f.spec.id for f in out] == [
+        "callback-overhead",
+        "per-call-input-pipeline",
+        "per-iteration-tracing",
+    ]
+    # a part is never more severe than the finding it is part of
+    assert [f.severity for f in out] == ["high", "medium", "medium"]

@@ -1,6 +1,8 @@
 """The HTML page in a real browser (headless Chromium): the findings are in the rendered
 DOM, d3-flame-graph drew both flame graphs, the timeline is there, and the page logged
-nothing to the console — no error, no blocked request, no script of a report's strings.
+nothing to the console — no error, no blocked request, no script of a report's strings; and
+no page tfdiag writes, nor the snakeviz page it serves, requests anything off the machine
+(Chromium's NetLog, :mod:`browser`).
 
 Built from synthetic records (no TensorFlow), so it runs in a few seconds.
 """
@@ -83,3 +85,62 @@ def test_a_hostile_function_name_is_text_in_the_browser(tmp_path: Path) -> None:
     # the name reached the flame graph as text: escaped in the DOM, not parsed as markup
     assert "&lt;/script&gt;&lt;script&gt;console.error('xss')" in dom
     assert "<img src=x" not in page.dom
+
+
+def _pages(tmp_path: Path) -> list[Path]:
+    """Every page tfdiag writes: the report's page and pyinstrument's sampling page, and the
+    page of every other result kind (compare, bench, script, a merged job), from results
+    that carry hostile strings."""
+    from test_injection import hostile_bench, hostile_compare, hostile_report, hostile_script
+    from test_merge import worker
+
+    import tfdiag
+
+    written = [p for p in _report().save(tmp_path / "run") if p.name.endswith(".html")]  # type: ignore[attr-defined]
+    written += [p for p in hostile_report().save(tmp_path / "hostile") if p.name.endswith(".html")]
+    written.append(_page(tmp_path, hostile_report()))  # run.html: the report's own page
+    job = tfdiag.merge([worker(0, cycle_ms=62, fn_ms=60), worker(1, cycle_ms=62, fn_ms=8)])
+    for name, result in (
+        ("compare", hostile_compare()),
+        ("bench", hostile_bench()),
+        ("script", hostile_script()),
+        ("job", job),
+    ):
+        saved = result.save(tmp_path / f"{name}.html")  # type: ignore[attr-defined]
+        written.append(Path(saved[0] if isinstance(saved, tuple) else saved))
+    return written
+
+
+def test_no_page_tfdiag_writes_makes_a_request_off_the_machine(tmp_path: Path) -> None:
+    # pyinstrument's .sampling.html asked fonts.googleapis.com for its fonts (#20.13)
+    pages = _pages(tmp_path)
+    assert sorted(p.name for p in pages) == [
+        "bench.html", "compare.html", "hostile.sampling.html", "job.html", "run.html",
+        "run.sampling.html", "script.html",
+    ]  # fmt: skip
+    for page in pages:
+        loaded = load(page, settle_ms=2000)
+        assert loaded.off_machine == (), (page.name, loaded.off_machine)
+        assert loaded.console == (), (page.name, loaded.console)  # nothing refused either
+    assert "fonts.googleapis.com" not in (tmp_path / "run.sampling.html").read_text()
+
+
+def test_the_snakeviz_page_makes_no_request_off_the_machine(tmp_path: Path) -> None:
+    # the page tfdiag serves loaded immutable and lodash from cdnjs in its worker (#20.13)
+    from synth import keras3_predict_report
+    from test_snakeviz_server import Server, _free_port
+
+    json_path = keras3_predict_report().save(tmp_path / "run")[0]
+    (tmp_path / "tmp").mkdir()
+    server = Server(json_path, _free_port(), tmp_path / "tmp")
+    try:
+        loaded = load(server.url(), settle_ms=5000)
+    finally:
+        server.stop()
+    assert loaded.off_machine == (), loaded.off_machine
+    assert loaded.console == (), loaded.console  # its Content-Security-Policy refused nothing
+    local = [u.split("/", 3)[-1] for u in loaded.requests]
+    assert "static/vendor/d3.v3.min.js" in local, loaded.requests  # its own, from tfdiag
+    # once for the page's <script>, once for its worker's importScripts: both from tfdiag
+    assert local.count("static/vendor/immutable.min.js") == 2, loaded.requests
+    assert "<svg" in loaded.dom

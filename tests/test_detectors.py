@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from synth import SITE, Node, make_report, tensor, tf_record, trace
 
-from tfdiag.advise import LEAD, Detection, FindingSpec, advise
+from tfdiag.advise import SEVERITIES, Detection, FindingSpec, advise
 from tfdiag.advise.graphs import retrace_cause
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.records.callbacks import PyCallback
@@ -855,6 +855,9 @@ def test_conversion_overhead_of_the_calls_inputs(arg: str, fix: str) -> None:
 
 def test_conversions_inside_ops_or_under_the_share_are_not_the_inputs() -> None:
     assert "conversion-overhead" not in _ids(_converting(0.3, inside_op=True))
+    # tensors already: the conversion left is TF binding a tf.function's arguments
+    tensors = ("EagerTensor float32 (32, 4)", "EagerTensor float32 (32, 1)")
+    assert "conversion-overhead" not in _ids(_converting(0.3, args=tensors))
     assert "conversion-overhead" not in _ids(_converting(0.09))
 
 
@@ -1124,17 +1127,34 @@ def _ranked(*table: FindingSpec) -> list[str]:
     return [f.id for f in advise(report, analysis_of(report), table)]
 
 
-def test_ranking_steady_lead_then_conclusion_then_minor_then_one_time() -> None:
+def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises() -> None:
     table = (
         _spec("one-time", 0.9, "one-time"),
-        _spec("minor", LEAD - 0.001),
+        _spec("minor", 0.12),
         _spec("conclusion", 0.8, "conclusion"),
-        _spec("lead", LEAD),
+        _spec("medium-conclusion", 0.2, "conclusion"),
+        _spec("lead", 0.31),
         _spec("bigger", 0.5),
         _spec("smaller-one-time", 0.1, "one-time"),
+        _spec("drift", 0.6, "timing"),
+        _spec("spikes", 0.02, "timing"),
     )
-    order = ["bigger", "lead", "conclusion", "minor", "one-time", "smaller-one-time"]
-    assert _ranked(*table) == order
+    report = _converting(0.0)
+    found = advise(report, analysis_of(report), table)
+    order = [
+        "bigger",  # high, a fix: the most it removes first
+        "lead",
+        "conclusion",  # high, what is left after the fixes
+        "one-time",  # high, one-time
+        "drift",  # high, a timing pattern: below every other high finding
+        "minor",  # medium fix
+        "medium-conclusion",
+        "smaller-one-time",
+        "spikes",  # low
+    ]
+    assert [f.id for f in found] == order
+    ranks = [SEVERITIES.index(f.severity) for f in found]
+    assert ranks == sorted(ranks)
 
 
 def test_ranking_ties_keep_table_order_and_impacts_are_clamped() -> None:
@@ -1151,7 +1171,7 @@ def test_the_alone_fix_is_given_only_to_the_finding_that_leads() -> None:
     report = _converting(0.0)
     alone = advise(report, analysis_of(report), (conclusion,))
     assert alone[0].fix == "only this"
-    behind = advise(report, analysis_of(report), (conclusion, _spec("lead", 0.2)))
+    behind = advise(report, analysis_of(report), (conclusion, _spec("lead", 0.35)))
     assert [f.id for f in behind] == ["lead", "conclusion"]
     assert behind[1].fix == "fix conclusion"
 

@@ -34,6 +34,41 @@ def test_absurd_iteration_counts_are_refused_before_running(iterations: int) -> 
     assert calls == []
 
 
+def test_arguments_are_described_without_building_their_whole_repr() -> None:
+    import tracemalloc
+
+    from tfdiag.capture.environment import describe_call
+
+    class Loud:
+        calls = 0
+
+        def __repr__(self) -> str:
+            Loud.calls += 1
+            return "Loud()"
+
+    big = b"\x00" * (4 << 20)  # its repr is 16 MiB
+    text = "\u00e9" * (1 << 20)
+    many = [Loud() for _ in range(100_000)]
+    tracemalloc.start()
+    try:
+        info = describe_call(len, (big, text, many), {"nested": [[big]], "n": 10**5000})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 256 << 10, f"{peak:,} bytes to describe the arguments"
+    assert Loud.calls < 30  # the first few items, never all 100,000
+    described = [*info.args, *(v for _, v in info.kwargs)]
+    assert all(len(d) <= 60 for d in described), described
+    assert info.args[0].startswith("bytes of 4,194,304 b'\\x00")
+    assert info.args[2].startswith("list of 100,000 [Loud(), Loud()")
+    assert dict(info.kwargs)["n"] == "int of 16,610 bits"  # str(10**5000) raises ValueError
+    assert describe_call(len, ((1,), {"a": [1, 2]}, set()), {}).args == (
+        "(1,)",
+        "{'a': [1, 2]}",
+        "set()",
+    )
+
+
 def test_non_callable_is_refused_in_one_line() -> None:
     with pytest.raises(tfdiag.InputError, match="expected a callable") as info:
         tfdiag.profile("model.predict")  # type: ignore[arg-type]

@@ -33,14 +33,40 @@ from tfdiag.results.script import ScriptResult
 #: A window title, a screen clear, an OSC 52 clipboard write, a C1 CSI, a bell, a backspace,
 #: a carriage return and a right-to-left override.
 CONTROL = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m\x08\r\u202e"
+#: Invisible and layout characters (#20.17): the line and paragraph separators, zero-width
+#: space, non-joiner, joiner and no-break space (BOM), word joiner, the direction marks
+#: (LRM, RLM, ALM), a right-to-left isolate, a soft hyphen, a variation selector and tag
+#: characters (a hidden "hi").
+INVISIBLE = (
+    "\u2028",
+    "\u2029",
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\ufeff",
+    "\u2060",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+    "\u2067",
+    "\xad",
+    "\ufe0f",
+    "\U000e0001",
+    "\U000e0068\U000e0069",
+)
 MARKUP = "[link=https://evil.example]click[/link] [/] [bold red]"
 SCRIPT = "</script><script>alert(1)</script>"
-HOSTILE = CONTROL + MARKUP + SCRIPT
+HOSTILE = CONTROL + "".join(INVISIBLE) + MARKUP + SCRIPT
 #: What must survive as text: the markup, literally.
 LITERAL = "[link=https://evil.example]click[/link] [/] [bold red]"
 
-#: Any control character but newline and tab, DEL, C1, bidi overrides, lone surrogates.
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: Any control character but newline and tab, DEL, C1, lone surrogates, and every invisible
+#: or layout character of :data:`INVISIBLE`.
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    + "".join(c for c in "".join(INVISIBLE))
+    + "]"
+)
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -204,6 +230,29 @@ def test_the_sampling_page_embeds_every_string_as_data(tmp_path: Path) -> None:
         assert "<script>alert" not in html
     session = json.loads((tmp_path / "run.pyisession").read_text())
     assert any(SCRIPT in frame for record in session["frame_records"] for frame in record[0])
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c[0]):04X}" for c in INVISIBLE])
+def test_invisible_and_layout_characters_are_stripped_from_text_views(char: str) -> None:
+    report = replace(
+        full_set_report(), call=CallInfo(label=f"Model{char}.predict", method="predict")
+    )
+    text = report.render("text", width=200)
+    assert "Model.predict" in text and char not in text
+    assert char not in _terminal(report)
+
+
+def test_the_cleaner_removes_every_format_separator_and_control_character() -> None:
+    import unicodedata
+
+    from tfdiag.records.text import clean
+
+    kept = {"\t", "\n"}
+    for code in range(0x110000):
+        char = chr(code)
+        if char not in kept and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            assert char not in clean(f"a{char}b"), f"U+{code:04X}"
+    assert clean("tab\tand\nnewline, ünïcödé, 日本, 🙂") == "tab\tand\nnewline, ünïcödé, 日本, 🙂"
 
 
 def test_a_dollar_sign_in_a_label_does_not_break_the_plot(tmp_path: Path) -> None:

@@ -65,6 +65,9 @@ def test_line_magic_profiles_the_call(ip: InteractiveShell, capsys: Any) -> None
     out = capsys.readouterr().out
     assert "tfdiag · Functional.predict" in out and "Findings" in out
     assert "per-call-input-pipeline" in [f.id for f in report.findings]
+    assert "Culprits" not in out and "The whole report: report.show()" in out  # the short view
+    ip.run_line_magic("tfdiag", "-n 3 --full model.predict(x, verbose=0)")
+    assert "Culprits" in capsys.readouterr().out
 
 
 @pytest.mark.tf

@@ -22,7 +22,8 @@ from tfdiag.records.errors import InputError
 from tfdiag.records.job import JobRecord, WorkerFinding, WorkerRecord
 from tfdiag.results.job import JobResult
 
-CLUSTER = (("worker", ("127.0.0.1:20001", "127.0.0.1:20002", "127.0.0.1:20003")),)
+CLUSTER = (("worker", ("127.0.0.1:20001", "127.0.0.1:20002")),)
+THREE = (("worker", ("127.0.0.1:20001", "127.0.0.1:20002", "127.0.0.1:20003")),)
 MS = 1e-3
 
 
@@ -61,7 +62,7 @@ def worker(
         task_type="worker",
         task_index=index,
         cluster=cluster,
-        num_replicas=3,
+        num_replicas=sum(len(a) for _, a in cluster),
         cycle_s=(cycle_ms * MS,) * n,
         step_fn_s=(fn_ms * MS,) * n,
     )
@@ -77,9 +78,9 @@ def test_a_slow_callback_names_its_worker_without_the_tf_profiler() -> None:
     # is 8 ms and whose callback sleeps 54 ms outside it: every cycle is 62 ms
     result = tfdiag.merge(
         [
-            worker(0, cycle_ms=62, fn_ms=60),
-            worker(1, cycle_ms=62, fn_ms=8),
-            worker(2, cycle_ms=62, fn_ms=60),
+            worker(0, cycle_ms=62, fn_ms=60, cluster=THREE),
+            worker(1, cycle_ms=62, fn_ms=8, cluster=THREE),
+            worker(2, cycle_ms=62, fn_ms=60, cluster=THREE),
         ]
     )
     found = by_id(result)
@@ -151,7 +152,7 @@ def _w(index: int, findings: tuple[WorkerFinding, ...]) -> WorkerRecord:
         index=index,
         task=f"worker:{index}",
         strategy="MultiWorkerMirroredStrategy",
-        cluster=CLUSTER,
+        cluster=THREE,
         num_replicas=3,
         source=f"w{index}.tfdiag.json",
         flavour="tf_keras",
@@ -217,6 +218,49 @@ def test_reports_of_different_jobs_are_refused() -> None:
         )
 
 
+def test_a_worker_without_its_report_is_refused_or_named() -> None:
+    # worker 1 of the 2-task cluster has no report: worker 0's wait would read 0 ms, with
+    # no straggler named (#20.6)
+    only = [worker(0, cycle_ms=62, fn_ms=60)]
+    with pytest.raises(InputError, match=r"no report from worker:1 of the 2-task cluster"):
+        tfdiag.merge(only)
+    three = [worker(i, cycle_ms=62, fn_ms=60, cluster=THREE) for i in (0, 2)]
+    with pytest.raises(InputError, match=r"no report from worker:1 of the 3-task cluster"):
+        tfdiag.merge(three)
+    result = tfdiag.merge(three, partial=True)
+    assert [w.index for w in result.workers] == [0, 2]
+    (note,) = [n for n in result.notes if n.startswith("partial merge")]
+    assert "no report from worker:1 (1 of 3 tasks)" in note
+    assert "partial merge" in result.render("text", width=200)
+    chief = (("chief", ("h0:1",)), ("worker", ("h1:1",)), ("ps", ("h2:1",)))
+    r = worker(0, cycle_ms=10, fn_ms=9, cluster=chief)
+    assert r.distribution is not None
+    chief_report = replace(r, distribution=replace(r.distribution, task_type="chief"))
+    with pytest.raises(InputError, match=r"no report from worker:0 of the 3-task"):
+        tfdiag.merge([chief_report])  # a parameter server runs no steps: it is not asked for
+
+
+def test_a_task_outside_its_cluster_is_refused() -> None:
+    # a report claiming task 5 of a 2-task cluster was merged as #5 (#20.6)
+    with pytest.raises(InputError, match=r"task worker:5 \(index 5\) is not in its cluster of 2"):
+        tfdiag.merge([worker(0, cycle_ms=10, fn_ms=9), worker(5, cycle_ms=10, fn_ms=9)])
+    evaluator = (("worker", ("h1:1", "h2:1")),)
+    r = worker(0, cycle_ms=10, fn_ms=9, cluster=evaluator)
+    assert r.distribution is not None
+    other = replace(r, distribution=replace(r.distribution, task_type="evaluator"))
+    with pytest.raises(InputError, match="task evaluator:0 .* is not in its cluster"):
+        tfdiag.merge([worker(1, cycle_ms=10, fn_ms=9, cluster=evaluator), other])
+
+
+def test_reports_with_other_replica_counts_are_refused() -> None:
+    # num_replicas 2 and 64 were merged as one job (#20.6)
+    w1 = worker(1, cycle_ms=10, fn_ms=9)
+    assert w1.distribution is not None
+    w1 = replace(w1, distribution=replace(w1.distribution, num_replicas=64))
+    with pytest.raises(InputError, match=r"different jobs \(2 vs 64 replicas in sync\)"):
+        tfdiag.merge([worker(0, cycle_ms=10, fn_ms=9), w1])
+
+
 def test_a_worker_with_no_timed_steps_is_refused() -> None:
     r = worker(0, cycle_ms=10, fn_ms=9)
     assert r.distribution is not None
@@ -263,6 +307,7 @@ def test_cli_merge_and_its_bad_inputs(tmp_path: Path) -> None:
     worker(0, cycle_ms=62, fn_ms=60).save(tmp_path / "w0")
     worker(1, cycle_ms=62, fn_ms=8).save(tmp_path / "w1")
     replace(worker(1, cycle_ms=10, fn_ms=9), distribution=None).save(tmp_path / "plain")
+    worker(5, cycle_ms=62, fn_ms=8).save(tmp_path / "w5")
     ok = _cli("merge", "w0.tfdiag.json", "w1.tfdiag.json", "--format", "json", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     doc = json.loads(ok.stdout)
@@ -274,6 +319,8 @@ def test_cli_merge_and_its_bad_inputs(tmp_path: Path) -> None:
         (("w0.tfdiag.json", "plain.tfdiag.json"), "plain.tfdiag.json: no tf.distribute"),
         (("w1.tfdiag.json", "w1.tfdiag.json"), "the same worker"),
         (("w0.tfdiag.json", "missing.tfdiag.json"), "missing.tfdiag.json"),
+        (("w0.tfdiag.json",), "no report from worker:1 of the 2-task cluster"),
+        (("w0.tfdiag.json", "w5.tfdiag.json"), "task worker:5 (index 5) is not in its cluster"),
     ):
         bad = _cli("merge", *args, "--save", "job", cwd=tmp_path)
         assert bad.returncode == 2
@@ -281,7 +328,26 @@ def test_cli_merge_and_its_bad_inputs(tmp_path: Path) -> None:
         lines = bad.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], bad.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-written
+    alone = _cli("merge", "w0.tfdiag.json", "--partial", "--width", "200", cwd=tmp_path)
+    assert alone.returncode == 0, alone.stderr
+    assert "partial merge: no report from worker:1 (1 of 2 tasks)" in alone.stdout
     saved = _cli("merge", "w0.tfdiag.json", "w1.tfdiag.json", "--save", "job", cwd=tmp_path)
     assert saved.returncode == 0 and (tmp_path / "job.tfdiag.json").is_file()
     again = _cli("explain", "job.tfdiag.json", "--format", "json", cwd=tmp_path)
     assert json.loads(again.stdout)["findings"][0]["slow_workers"] == [1]
+
+
+def test_the_merge_view_at_80_columns_cuts_no_header_and_breaks_no_name() -> None:
+    # #18: the table was cut to "call…", "compu…", "grpc:/" at 80 columns.
+    reports = [
+        worker(0, cycle_ms=62, fn_ms=60, collective_ms=5.0),
+        worker(1, cycle_ms=62, fn_ms=8, collective_ms=5.0),
+        worker(2, cycle_ms=62, fn_ms=60, collective_ms=5.0),
+    ]
+    text = tfdiag.merge(reports).render("text", width=80)
+    assert isinstance(text, str)
+    table = text[text.index("Each worker's step") : text.index("Findings")]
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in table
+    for header in ("callbacks", "compute", "comms", "other", "wait"):
+        assert header in table

@@ -237,3 +237,100 @@ def test_a_clipped_cold_iteration_is_named_in_the_legend_not_over_the_line(
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("#1 ↑ 337.5 ms" in t for t in legend), legend
     assert ax.get_ylim()[1] < 337.5  # still clipped, so the rest is not flattened
+
+
+# -- the machine's load (#18): timeline findings are about the program, not the machine ------
+
+LONG_S = 0.05  # iterations long enough for per-iteration load figures to count
+
+
+def _spiky(n: int = 40) -> list[float]:
+    times = [LONG_S * (1 + 0.02 * random.Random(k).gauss(0, 1)) for k in range(n)]
+    for i in (5, 13, 22, 34):  # irregular
+        times[i] = LONG_S * 3
+    return times
+
+
+def _loaded(report: Report, other: float, per_iteration: tuple[float, ...] = ()) -> Report:
+    from tfdiag.records.machine import MachineLoad
+
+    return replace(report, machine=MachineLoad(2, other, per_iteration=per_iteration))
+
+
+def test_irregular_spikes_on_a_busy_machine_are_the_machines() -> None:
+    report = report_with(_spiky())
+    assert "spikes" in finding_ids(report)  # no load measured: as before
+    assert "spikes" in finding_ids(_loaded(report, 0.1))  # a quiet machine: the program's
+    busy = _loaded(report, 1.6)
+    assert "spikes" not in finding_ids(busy)
+    text = busy.render("text", width=100)
+    assert "irregular spikes left out: the machine was busy" in text
+    assert "busy: 1.6 of 2 cores busy with other processes" in text  # said in the header
+
+
+def test_periodic_spikes_stay_on_a_busy_machine() -> None:
+    times = [LONG_S] * 60
+    for i in range(4, 60, 8):
+        times[i] = LONG_S * 3
+    assert "spikes" in finding_ids(_loaded(report_with(times), 1.6))
+
+
+def test_spikes_that_come_with_a_burst_of_other_cpu_are_left_out_on_a_quiet_machine() -> None:
+    times = _spiky()
+    load = tuple(1.5 if i in (5, 13, 22, 34) else 0.0 for i in range(len(times)))
+    assert "spikes" not in finding_ids(_loaded(report_with(times), 0.3, load))
+    steady = tuple(0.1 for _ in times)
+    assert "spikes" in finding_ids(_loaded(report_with(times), 0.3, steady))
+
+
+def _rising(n: int = 40) -> list[float]:
+    return [LONG_S * (1 + 0.6 * i / n) for i in range(n)]
+
+
+def test_a_drift_that_follows_the_load_is_left_out_one_that_holds_without_it_stays() -> None:
+    times = _rising()
+    # the load rises with the times: on the quieter half the trend is gone
+    follows = [LONG_S * (1 + (0.6 if i >= 20 else 0.0)) for i in range(40)]
+    load_rises = tuple(0.0 if i < 20 else 1.8 for i in range(40))
+    assert "drift" not in finding_ids(_loaded(report_with(follows), 0.9, load_rises))
+    # the load is random: the trend holds on the iterations with the least load
+    noise = tuple(1.8 * (k % 2) for k in range(40))
+    assert "drift" in finding_ids(_loaded(report_with(times), 0.9, noise))
+    # busy, and no per-iteration load to hold it against: not said
+    assert "drift" not in finding_ids(_loaded(report_with(times), 0.9))
+
+
+def test_timeline_findings_rank_below_a_steady_cause_of_the_same_severity() -> None:
+    from tfdiag.advise import SEVERITIES
+
+    root = Node(SITE + "keras/src/backend/tensorflow/trainer.py", "TensorFlowTrainer.predict", 0.2)
+    report = make_report([root], iterations=20, iteration_s=tuple(_rising()))
+    found = report.findings
+    ranks = [SEVERITIES.index(f.severity) for f in found]
+    assert ranks == sorted(ranks)
+
+
+def test_the_timeline_reads_the_plain_calls_not_the_traced_ones() -> None:
+    from tfdiag.analysis.timeline import timeline_series
+
+    times = [LONG_S * 4] * 5 + [LONG_S] * 20  # the 5 traced calls are slower
+    report = report_with(times)
+    report = replace(report, timing=replace(report.timing, traced=5))
+    series, what, start = timeline_series(report.timing)
+    assert series == tuple(times[5:]) and start == 5 and what.startswith("plain")
+    assert "warmup" not in finding_ids(report)  # the TF profiler's cost is not a warm-up
+    text = report.render("text", width=120)
+    assert "median of 20 plain call(s)" in text
+    assert "5 more under the TF profiler" in text
+
+
+def test_machine_load_and_native_log_survive_save_and_load(tmp_path: Path) -> None:
+    import tfdiag
+    from tfdiag.records.machine import NativeLog
+
+    report = _loaded(report_with(_spiky()), 1.2, (0.5,) * 40)
+    report = replace(report, native_log=NativeLog(("I0000 x.cc:1] kept",), 7))
+    path = report.save(tmp_path / "r", overwrite=False)[0]
+    back = tfdiag.load_report(path)
+    assert back.machine == report.machine and back.native_log == report.native_log
+    assert "wrote 7 native log line(s)" in back.render("text", width=120)

@@ -12,7 +12,6 @@ import pytest
 from synth import keras3_predict_report
 
 import tfdiag
-from tfdiag.advise import Finding, by_measured_gain
 from tfdiag.records.errors import InputError
 from tfdiag.records.verification import (
     BOUND,
@@ -121,23 +120,25 @@ def test_bad_fields_are_one_line_errors(path: tuple[Any, ...], value: Any, messa
         Verification.from_json(doc)
 
 
-def _finding(fid: str, impact: float, v: Verification | None) -> Finding:
-    return Finding(fid, fid, "high", impact, (), "fix", verification=v)
+def test_verified_findings_rank_by_measured_gain_within_their_severity() -> None:
+    from tfdiag.advise import FindingSpec, advise
+    from tfdiag.advise.finding import Detection
+    from tfdiag.analysis.pipeline import analysis_of
 
+    def spec(fid: str, impact: float) -> FindingSpec:
+        return FindingSpec(fid, fid, lambda ctx: Detection(impact, ()), fixes={"other": "fix"})
 
-def test_verified_findings_rank_by_measured_gain_the_others_keep_their_order() -> None:
-    small = replace(_verification(_variant("a", 0.05)), finding="b")  # ×2
-    large = replace(_verification(_variant("a", 0.001)), finding="c")  # ×100
+    small = replace(_verification(_variant("a", 0.05)), finding="b")  # ×2: removes 50 %
+    large = replace(_verification(_variant("a", 0.001)), finding="c")  # ×100: removes 99 %
     unverified = replace(_verification(_variant("a", 0.2)), finding="d")
-    found = [
-        _finding("a", 0.6, None),
-        _finding("b", 0.5, small),
-        _finding("c", 0.1, large),
-        _finding("d", 0.05, unverified),
-        _finding("e", 0.01, None),
-    ]
-    assert [f.id for f in by_measured_gain(found)] == ["c", "b", "a", "d", "e"]
-    assert [f.impact for f in by_measured_gain(found)][:2] == [0.1, 0.5]  # estimates kept
+    report = replace(keras3_predict_report(), verifications=(small, large, unverified))
+    table = (spec("a", 0.6), spec("b", 0.5), spec("c", 0.05), spec("d", 0.05), spec("e", 0.01))
+    found = advise(report, analysis_of(report), table)
+    # c's estimate was low, its measured ×100 makes it high, and first among the high ones;
+    # then b (×2), then a (not verified)
+    assert [f.id for f in found] == ["c", "b", "a", "d", "e"]
+    assert [f.severity for f in found] == ["high", "high", "high", "low", "low"]
+    assert [f.impact for f in found][:3] == [0.05, 0.5, 0.6]  # the estimates are kept
 
 
 def test_a_verified_report_survives_save_and_load(tmp_path: Path) -> None:
@@ -198,3 +199,43 @@ def test_verify_on_a_plain_python_call_says_what_it_could_not_do() -> None:
             tfdiag.profile(work, iterations=3, verify=True, verify_s=bad)
     with pytest.raises(InputError, match="verify must be True or False"):
         tfdiag.profile(work, iterations=3, verify="yes")  # type: ignore[arg-type]
+
+
+def test_a_variant_reproduces_the_arguments_it_names_and_passes_the_rest_or_none() -> None:
+    # the train step trained on x and y only, so fit(..., validation_data=...) was "verified"
+    # ×457 (#20.5): what a variant does not reproduce makes it not apply
+    from tfdiag.measure.verify.call import Call
+    from tfdiag.measure.verify.inference import INFERENCE_VARIANTS
+    from tfdiag.measure.verify.training import TRAINING_VARIANTS
+
+    class Model:
+        pass
+
+    Model.__module__ = "keras.src.models.model"  # what verification takes for a Keras model
+
+    class Net(Model):
+        def fit(self, *args: object, **kwargs: object) -> None: ...
+
+        def predict(self, *args: object, **kwargs: object) -> None: ...
+
+    net = Net()
+    step = TRAINING_VARIANTS["train step"]
+
+    def dropped(**kwargs: object) -> tuple[str, ...]:
+        return step.dropped(Call(net.fit, ("x", "y"), kwargs))
+
+    assert dropped(epochs=2, batch_size=8, verbose=0, shuffle=False) == ()
+    assert dropped(validation_data=("x", "y"), sample_weight="w", class_weight={0: 1.0}) == (
+        "validation_data", "sample_weight", "class_weight",
+    )  # fmt: skip
+    assert dropped(validation_split=0.0, initial_epoch=0, callbacks=[], class_weight=None) == ()
+    assert dropped(validation_split=0.2, steps_per_epoch=3) == (
+        "validation_split",
+        "steps_per_epoch",
+    )
+    everything = Call(net.fit, ("x", "y"), {"validation_data": ("x", "y"), "sample_weight": "w"})
+    assert TRAINING_VARIANTS["more epochs"].dropped(everything) == ()  # passes them through
+    assert TRAINING_VARIANTS["steps_per_execution"].dropped(everything) == ()
+    predict = Call(net.predict, ("x",), {"callbacks": ["cb"], "steps": 2, "verbose": 0})
+    for name in ("predict_on_batch", "tf.function"):
+        assert INFERENCE_VARIANTS[name].dropped(predict) == ("callbacks", "steps")

@@ -355,3 +355,169 @@ def test_a_profiled_tf_function_gets_reduce_retracing_and_tensors(tiny_data: Any
     runs = _by_name(v)
     assert runs["reduce_retracing"].ok
     assert "raised" in (runs["Python numbers as tensors"].problem or "")
+
+
+def test_accelerate_runs_a_larger_input_in_chunks_of_the_largest_size_measured(
+    tiny_model_factory: Any, tiny_data: Any
+) -> None:
+    # 200,000 × 256 rows ran as one batch: +3.3 GB peak where predict grew 7 MiB (#20.7)
+    import numpy as np
+
+    import tfdiag
+
+    x, _ = tiny_data
+    model = tiny_model_factory("keras3")
+    fast = tfdiag.accelerate(model, x, repeats=3, warmup=1, min_block_s=0.001, max_rows=128)
+    rows: list[int] = []
+    graph = fast.graph
+
+    def counted(t: Any) -> Any:
+        rows.append(int(t.shape[0]))
+        return graph(t)
+
+    for method in ("tf.function", "predict_on_batch"):
+        forced = replace(fast, method=method, crossover_rows=None, graph=counted)
+        assert forced.chunk_rows == max(fast.measured) <= 128
+        big = np.concatenate([x] * 40)  # 1,280 rows, ten times the largest size measured
+        rows.clear()
+        out = forced(big)
+        np.testing.assert_allclose(out, model.predict(big, verbose=0), rtol=1e-5, atol=1e-6)
+        if method == "tf.function":
+            assert rows and max(rows) <= forced.chunk_rows, rows
+            assert sum(rows) == len(big)
+        assert f"run in chunks of {forced.chunk_rows}" in forced.explain()
+        rows.clear()
+        forced(x)  # within the sizes measured: one call
+        assert rows == ([32] if method == "tf.function" else [])
+
+
+def _sparse() -> Any:
+    import tensorflow as tf
+
+    return tf.sparse.SparseTensor([[0, 0], [1, 3]], [1.0, 2.0], [2, 4])
+
+
+def _ragged() -> Any:
+    import tensorflow as tf
+
+    return tf.ragged.constant([[1.0, 2.0, 3.0, 4.0], [1.0]])
+
+
+def _strings() -> Any:
+    import numpy as np
+
+    return np.array([["a", "b", "c", "d"]])
+
+
+def _objects() -> Any:
+    import numpy as np
+
+    return np.array([[object()] * 4], dtype=object)
+
+
+def _tf_strings() -> Any:
+    import tensorflow as tf
+
+    return tf.constant([["a", "b", "c", "d"]])
+
+
+def _no_rows() -> Any:
+    import numpy as np
+
+    return np.zeros((0, 4), "float32")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_sparse, "example_x is a sparse tensor"),
+        (_ragged, "example_x is a ragged tensor"),
+        (_strings, "example_x holds str.* values"),
+        (_objects, "example_x holds object values"),
+        (_tf_strings, "example_x holds string values"),
+        (_no_rows, r"example_x has no rows \(shape \(0, 4\)\)"),
+    ],
+)
+def test_accelerate_refuses_inputs_it_cannot_time_in_one_line(
+    make: Callable[[], Any], message: str, tiny_model_factory: Any
+) -> None:
+    # each raised a raw TF, NumPy or Keras error, one inside tfdiag's own code (#20.8)
+    import tfdiag
+
+    model = tiny_model_factory("keras3")
+    with pytest.raises(tfdiag.InputError, match=message) as info:
+        tfdiag.accelerate(model, make(), repeats=3, warmup=1, max_rows=32)
+    assert "\n" not in str(info.value)
+
+
+def _train_step_only() -> dict[str, Any]:
+    from tfdiag.measure.verify.training import TRAINING_VARIANTS
+
+    return {"per-call-input-pipeline": (TRAINING_VARIANTS["train step"],)}
+
+
+@pytest.mark.parametrize("given", ["validation_data", "sample_weight", "class_weight"])
+def test_the_train_step_is_not_measured_for_a_fit_it_would_not_reproduce(
+    given: str, tiny_model_factory: Any, tiny_data: Any, untouched: Any
+) -> None:
+    # the train step trains on x and y only: fit(..., validation_data=...) came out
+    # "verified ×457", mostly the validation it skipped; sample_weight ×36.8 (#20.5)
+    import numpy as np
+
+    x, y = tiny_data
+    model = tiny_model_factory("keras3")
+    untouched(model)
+    value = {
+        "validation_data": (x, y),
+        "sample_weight": np.ones(len(x), "float32"),
+        "class_weight": {0: 1.0, 1: 2.0},
+    }[given]
+    kwargs = {given: value}
+    (v,) = verify(
+        model.fit, x, y, epochs=1, batch_size=8, verbose=0, ids=("per-call-input-pipeline",),
+        fixes=_train_step_only(), **kwargs,
+    )  # fmt: skip
+    assert v.status == SKIPPED and not v.variants, v
+    assert f"it does not reproduce {given}= of the call" in (v.skipped or "")
+
+
+def test_a_fit_with_validation_is_verified_by_the_fix_that_keeps_it(
+    tiny_model_factory: Any, tiny_data: Any, untouched: Any
+) -> None:
+    x, y = tiny_data
+    model = tiny_model_factory("keras3")
+    untouched(model)
+    (v,) = verify(
+        model.fit, x, y, epochs=1, batch_size=8, verbose=0, validation_data=(x, y),
+        ids=("per-call-input-pipeline",),
+    )  # fmt: skip
+    assert [r.name for r in v.variants] == ["one fit over more epochs"]  # passes it through
+    assert "validation_data=" in v.variants[0].fix
+    assert any(
+        n.startswith("tf.function train step: not measured, it does not reproduce "
+                     "validation_data=") for n in v.notes
+    ), v.notes  # fmt: skip
+
+
+def test_predict_with_callbacks_is_not_re_run(
+    tiny_model_factory: Any, tiny_data: Any, untouched: Any
+) -> None:
+    # predict_on_batch and the tf.function variant dropped the callbacks ("verified ×769"),
+    # and re-runs of the call called the user's callbacks again: 12 calls became 32 (#20.5)
+    x, _ = tiny_data
+    model = tiny_model_factory("keras3")
+    untouched(model)
+    calls: list[str] = []
+
+    import keras
+
+    class Counting(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_predict_batch_end(self, batch: int, logs: Any = None) -> None:
+            calls.append("batch")
+
+    (v,) = verify(
+        model.predict, x, verbose=0, callbacks=[Counting()], ids=("per-call-input-pipeline",)
+    )
+    assert v.status == SKIPPED and not v.variants
+    assert "callbacks, which a re-run would call again" in (v.skipped or "")
+    assert calls == []  # verification called none of them

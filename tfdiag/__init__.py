@@ -19,11 +19,13 @@ from tfdiag.records.version import __version__
 if TYPE_CHECKING:
     from tfdiag import keras
     from tfdiag.capture.runner import Interrupted, profile
+    from tfdiag.capture.trace_limit import TooManyTraces, max_traces
     from tfdiag.measure.run import compare
     from tfdiag.measure.verify.accelerate import Accelerated, accelerate
     from tfdiag.records.catalog import Category, Rule, load_rules
     from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
     from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
+    from tfdiag.results.diff import diff
     from tfdiag.results.job import JobResult
     from tfdiag.results.load import load_report, load_result
     from tfdiag.results.merge import merge
@@ -36,6 +38,8 @@ _WHERE = {
     "keras": "tfdiag.keras",
     "Interrupted": "tfdiag.capture.runner",
     "profile": "tfdiag.capture.runner",
+    "TooManyTraces": "tfdiag.capture.trace_limit",
+    "max_traces": "tfdiag.capture.trace_limit",
     "compare": "tfdiag.measure.run",
     "Accelerated": "tfdiag.measure.verify.accelerate",
     "accelerate": "tfdiag.measure.verify.accelerate",
@@ -47,6 +51,7 @@ _WHERE = {
     "InputError": "tfdiag.records.errors",
     "ProfilerBusyError": "tfdiag.records.errors",
     "TfdiagError": "tfdiag.records.errors",
+    "diff": "tfdiag.results.diff",
     "JobResult": "tfdiag.results.job",
     "load_report": "tfdiag.results.load",
     "load_result": "tfdiag.results.load",
@@ -80,15 +85,18 @@ __all__ = [
     "Report",
     "Rule",
     "TfdiagError",
+    "TooManyTraces",
     "__version__",
     "accelerate",
     "compare",
+    "diff",
     "keras",
     "load_finding_rules",
     "load_ipython_extension",
     "load_report",
     "load_result",
     "load_rules",
+    "max_traces",
     "merge",
     "profile",
 ]

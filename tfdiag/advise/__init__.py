@@ -1,19 +1,22 @@
 """Stage 4: turn the analysis into findings, each with evidence and a concrete fix.
 
 The findings are a table (:data:`~tfdiag.advise.table.FINDINGS`) of data rows, each
-with the detector that measures it. Findings are ranked by *impact*: the share of
-steady-state (non-build) time the fix can remove. :func:`findings_of` runs the table
-on a record once and keeps the result with it.
+with the detector that measures it. Findings come in one order (:data:`ORDER`): by
+severity, then fixes before conclusions, one-time costs and timing patterns, then by the
+time each fix removes (measured when verified, else the *impact*: the share of
+steady-state time the fix can remove). :func:`findings_of` runs the table on a record
+once and keeps the result with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tfdiag.advise.evidence import effective_kind
 from tfdiag.advise.finding import (
+    TIERS,
     CallKind,
     Context,
     Detection,
@@ -27,6 +30,7 @@ from tfdiag.analysis.pipeline import Analysis, analysis_of
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
+from tfdiag.records.verification import Verification
 
 __all__ = [
     "FINDINGS",
@@ -88,88 +92,110 @@ def findings_computed(record: RunRecord) -> tuple[Finding, ...] | None:
     return found
 
 
-#: A steady-state finding must remove at least this share to rank above the conclusion that
-#: the model's own ops dominate; below it, it follows that conclusion.
-LEAD = 0.15
+#: The one order of every view (console, JSON, HTML; docs/reading-the-report.md says it):
+#: severity first — so it never increases down the list —, then, at one severity, fixes to
+#: make before the conclusion about what is left (compute-bound), then one-time costs, then
+#: what the iteration times show; then the larger measured speed-up (verified findings),
+#: then the larger estimated impact.
+ORDER = (
+    "most important first: by severity, then fixes before conclusions (compute-bound), "
+    "one-time costs (build, warm-up) and timing patterns, then by the time each removes"
+)
+SEVERITIES = ("high", "medium", "low")
+_TIER_ORDER = {tier: n for n, tier in enumerate(TIERS)}
 
 
-def _rank(spec: FindingSpec[Any], impact: float) -> tuple[int, float]:
-    """Steady-state findings that remove a real share of every iteration come first, then
-    the conclusion that the model's ops dominate, then minor steady-state ones, then
-    one-time costs (whatever the number of iterations, which only scales those)."""
-    if spec.tier == "steady":
-        group = 0 if impact >= LEAD else 2
-    else:
-        group = 1 if spec.tier == "conclusion" else 3
-    return group, -impact
+def measured_impact(verification: Verification | None) -> float:
+    """The share of the call a verified fix removed (1 − 1/speed-up); 0 when not verified."""
+    gain = verification.gain if verification is not None else 0.0
+    return 1.0 - 1.0 / gain if gain > 1.0 else 0.0
 
 
-def _without_missing_causes(found: list[Any]) -> list[Any]:
+def _order_key(spec: FindingSpec[Any], severity: str, impact: float, gain: float) -> Any:
+    return (SEVERITIES.index(severity), _TIER_ORDER[spec.tier], -gain, -impact)
+
+
+def _without_missing_causes(found: list[_Found]) -> list[_Found]:
     """A finding that is part of one not reported stands alone: its ``<variant>-alone``
     fix, which does not point at the absent finding."""
-    ids = {t[2].id for t in found}
-    out = []
-    for t in found:
-        d = t[3]
+    ids = {f.spec.id for f in found}
+    for f in found:
+        d = f.detection
         if d.part_of is not None and d.part_of not in ids:
             alone = f"{d.variant}-alone"
-            d = replace(d, part_of=None, variant=alone if alone in t[2].fixes else d.variant)
-            t = (*t[:3], d, *t[4:])
-        out.append(t)
+            variant = alone if alone in f.spec.fixes else d.variant
+            f.detection = replace(d, part_of=None, variant=variant)
+    return found
+
+
+def _after_their_cause(found: list[_Found]) -> list[_Found]:
+    """Each finding that is part of another reported one moved right after it, its severity
+    at most its cause's (it is a part of that cost)."""
+    by_id = {f.spec.id: f for f in found}
+    parts = [f for f in found if f.detection.part_of in by_id and f.detection.part_of != f.spec.id]
+    out = [f for f in found if f not in parts]
+    for f in parts:
+        cause = by_id[f.detection.part_of or ""]
+        if SEVERITIES.index(f.severity) < SEVERITIES.index(cause.severity):
+            f.severity = cause.severity
+        at = next(n for n, o in enumerate(out) if o is cause)
+        out.insert(at + 1, f)
     return out
 
 
-def _after_their_cause(found: list[Any]) -> list[Any]:
-    """Each finding that is part of another reported one moved right after it."""
-    ids = {t[2].id for t in found}
-    parts = [t for t in found if t[3].part_of in ids and t[3].part_of != t[2].id]
-    out = [t for t in found if t not in parts]
-    for t in parts:
-        at = next(n for n, o in enumerate(out) if o[2].id == t[3].part_of)
-        out.insert(at + 1, t)
-    return out
+@dataclass
+class _Found:
+    """A detection on its way to a finding: its row, severity and place in the order."""
+
+    spec: FindingSpec[Context]
+    detection: Detection
+    impact: float
+    ctx: Context
+    verification: Verification | None
+    severity: str = "low"
+    order: int = 0
 
 
 def advise(
     record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec[Context]] = FINDINGS
 ) -> tuple[Finding, ...]:
-    """Run every detector of ``table``, then the record's own finding rules; findings ranked
-    by tier and impact (:func:`_rank`), each with the fix text for what was called."""
+    """Run every detector of ``table``, then the record's own finding rules; findings in the
+    one order of :data:`ORDER`, each with the fix text for what was called."""
     kind = call_kind(record.call.method)
     table = (*table, *(user_spec(r) for r in record.finding_rules))
-    found = []
+    found: list[_Found] = []
     for order, spec in enumerate(table):
         ctx = Context(record, analysis, kind, spec.thresholds)
         d = spec.detect(ctx)
         if d is None:
             continue
         impact = round(min(max(d.impact, 0.0), 1.0), 4)
-        found.append((_rank(spec, impact), order, spec, d, impact, ctx))
-    found.sort(key=lambda t: (t[0], t[1]))
+        verification = record.verification_of(spec.id)
+        severity = spec.severity(max(impact, measured_impact(verification)))
+        found.append(_Found(spec, d, impact, ctx, verification, severity, order))
+    found.sort(
+        key=lambda f: (
+            _order_key(
+                f.spec, f.severity, f.impact, f.verification.gain if f.verification else 0.0
+            ),
+            f.order,
+        )
+    )
     found = _after_their_cause(_without_missing_causes(found))
     out = []
-    steady = sum(1 for t in found if t[2].tier == "steady")
-    for n, (_, _, spec, d, impact, ctx) in enumerate(found):
-        alone = steady == (1 if spec.tier == "steady" else 0)
-        fix = spec.fix_for(d, effective_kind(ctx), leads=n == 0, alone=alone)
-        verification = record.verification_of(spec.id)
+    steady = sum(1 for f in found if f.spec.tier == "steady")
+    for n, f in enumerate(found):
+        alone = steady == (1 if f.spec.tier == "steady" else 0)
+        fix = f.spec.fix_for(f.detection, effective_kind(f.ctx), leads=n == 0, alone=alone)
         out.append(
             Finding(
-                spec.id,
-                spec.title,
-                spec.severity(impact),
-                impact,
-                d.evidence,
+                f.spec.id,
+                f.spec.title,
+                f.severity,
+                f.impact,
+                f.detection.evidence,
                 fix,
-                verification=verification,
+                verification=f.verification,
             )
         )
-    return tuple(by_measured_gain(out))
-
-
-def by_measured_gain(found: Sequence[Finding]) -> list[Finding]:
-    """Verified findings first, the largest measured speed-up first; the others after them in
-    their estimated order (a stable sort: without verifications nothing moves)."""
-    return sorted(
-        found, key=lambda f: -(f.verification.gain if f.verification is not None else 0.0)
-    )
+    return tuple(out)

@@ -237,11 +237,19 @@ def _passes_through(analysis: Analysis, i: int) -> bool:
     )
 
 
+#: How a tensor argument is described (``EagerTensor float32 (32, 4)``).
+_TENSOR_TYPES = frozenset({"EagerTensor", "Tensor", "SymbolicTensor", "ResourceVariable"})
+
+
 def conversion_overhead(ctx: Context) -> Detection | None:
     report, analysis = ctx.record, ctx.analysis
     if analysis.steady_s <= 0:
         return None
-    tc = analysis.of_steady(input_conversion_s(report, analysis))
+    # Inputs that are tensors already have nothing to convert: what tensor conversion is left
+    # is TensorFlow binding them to the call (a tf.function's arguments), not the user's to fix.
+    given = [*report.call.args, *(v for _, v in report.call.kwargs)]
+    tensors = bool(given) and all(d.split(" ", 1)[0] in _TENSOR_TYPES for d in given)
+    tc = 0.0 if tensors else analysis.of_steady(input_conversion_s(report, analysis))
     oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
     if tc + oc < ctx.threshold("min_share"):
         return None

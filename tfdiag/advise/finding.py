@@ -117,7 +117,8 @@ class FindingSpec(Generic[C]):
         when: when it fires, in words (docs/catalog.md).
         tier: how it ranks against the others (:data:`TIERS`): a share of every iteration a
             fix removes (``steady``), a conclusion about what is left (``conclusion``: the
-            model's own ops), or a one-time cost (``one-time``).
+            model's own ops), a one-time cost (``one-time``), or a pattern of the iteration
+            times (``timing``: spikes, drift), which ranks below the others of its severity.
     """
 
     id: str
@@ -155,7 +156,7 @@ class FindingSpec(Generic[C]):
 
 
 #: Ranking tiers (see :func:`tfdiag.advise.advise`).
-TIERS = ("steady", "conclusion", "one-time")
+TIERS = ("steady", "conclusion", "one-time", "timing")
 
 
 class _Missing(dict[str, Any]):

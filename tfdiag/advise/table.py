@@ -371,7 +371,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "machine before judging speed.",
         },
         when="iterations ≥ 50 % and 5 robust standard deviations above the expected time "
-        "(docs/timeline.md)",
+        "(docs/timeline.md); on a busy machine only when they recur at the program's own "
+        "period",
+        tier="timing",
     ),
     FindingSpec(
         "drift",
@@ -387,6 +389,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "state. Use more iterations, or leave out the early ones, before judging speed.",
         },
         when="a Theil–Sen trend with Mann–Kendall |z| ≥ 3 and ≥ 10 % change over the run "
-        "(docs/timeline.md)",
+        "(docs/timeline.md); on a busy machine only when it holds on the iterations with the "
+        "least load",
+        tier="timing",
     ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfdiag.advise.finding import Context, Detection
-from tfdiag.analysis.timeline import timeline_of
+from tfdiag.analysis.timeline import program_timeline
 from tfdiag.records.units import fmt_pct0, fmt_s
 
 
@@ -21,7 +21,8 @@ def _positions(indices: Sequence[int], limit: int = 8) -> str:
 
 
 def warmup(ctx: Context) -> Detection | None:
-    timeline, what = timeline_of(ctx.record.timing)
+    pt = program_timeline(ctx.record)
+    timeline, what = pt.timeline, pt.what
     w = timeline.warmup
     if w is None:
         return None
@@ -35,7 +36,8 @@ def warmup(ctx: Context) -> Detection | None:
 
 
 def spikes(ctx: Context) -> Detection | None:
-    timeline, what = timeline_of(ctx.record.timing)
+    pt = program_timeline(ctx.record)
+    timeline, what = pt.timeline, pt.what
     s = timeline.spikes
     if s is None:
         return None
@@ -53,7 +55,8 @@ def spikes(ctx: Context) -> Detection | None:
 
 
 def drift(ctx: Context) -> Detection | None:
-    timeline, what = timeline_of(ctx.record.timing)
+    pt = program_timeline(ctx.record)
+    timeline, what = pt.timeline, pt.what
     d = timeline.drift
     if d is None:
         return None

@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from tfdiag.records.report import Timing
+from tfdiag.records.machine import BUSY_CORES
+from tfdiag.records.report import RunRecord, Timing
 
 #: Fewer timed iterations than this: no timeline finding.
 MIN_POINTS = 8
@@ -173,13 +174,17 @@ def _warmup(times: Sequence[float]) -> Warmup | None:
 
 
 def _drift(times: Sequence[float], offset: int, total_s: float) -> Drift | None:
+    return _drift_at([float(offset + i) for i in range(len(times))], times, total_s)
+
+
+def _drift_at(xs: Sequence[float], times: Sequence[float], total_s: float) -> Drift | None:
+    """A drift of ``times`` measured at run positions ``xs`` (a subset of the run, in order)."""
     if len(times) < MIN_POINTS:
         return None
-    xs = [float(offset + i) for i in range(len(times))]
     bx, by = _blocks(xs, times)
     z = mann_kendall_z(by)
     slope, intercept = theil_sen(bx, by)
-    first, last = offset, offset + len(times) - 1
+    first, last = int(xs[0]), int(xs[-1])
     start, end = intercept + slope * first, intercept + slope * last
     if start <= 0 or end <= 0:
         return None
@@ -261,13 +266,111 @@ def analyze_timeline(times: Sequence[float]) -> Timeline:
     return _analyze(tuple(float(t) for t in times))
 
 
-def timeline_series(timing: Timing) -> tuple[tuple[float, ...], str]:
-    """The series to read: the unprofiled iterations, else the profiled ones."""
+def timeline_series(timing: Timing) -> tuple[tuple[float, ...], str, int]:
+    """The series to read, what it is, and where it starts in ``timing.iteration_s`` (-1:
+    the profiled iterations): the plain iterations (no profiler attached) when there are
+    enough, else every timed one (the first under the TF profiler, said so), else the
+    profiled ones."""
+    plain = timing.iteration_s[timing.traced :]
+    if timing.traced and len(plain) >= MIN_POINTS:
+        return plain, "plain iterations (no profiler attached)", timing.traced
     if len(timing.iteration_s) >= MIN_POINTS or not timing.profiled_iteration_s:
-        return timing.iteration_s, "timed iterations (no profiler attached)"
-    return timing.profiled_iteration_s, "profiled iterations"
+        if timing.traced:
+            what = f"timed iterations (the first {timing.traced} under the TF profiler)"
+        else:
+            what = "timed iterations (no profiler attached)"
+        return timing.iteration_s, what, 0
+    return timing.profiled_iteration_s, "profiled iterations", -1
 
 
-def timeline_of(timing: Timing) -> tuple[Timeline, str]:
-    times, what = timeline_series(timing)
-    return analyze_timeline(times), what
+#: Per-iteration load is read only when iterations are this long: the kernel counts CPU time
+#: in 10 ms ticks, so a shorter iteration's figure is mostly rounding.
+MIN_LOAD_ITERATION_S = 0.02
+
+
+@dataclass(frozen=True)
+class ProgramTimeline:
+    """The timeline of a run, its spikes and drift kept only where the machine's load does
+    not explain them; ``notes`` say what was left out and why."""
+
+    timeline: Timeline
+    times: tuple[float, ...]
+    what: str
+    notes: tuple[str, ...] = ()
+
+
+def program_timeline(record: RunRecord) -> ProgramTimeline:
+    """What the iteration times say about the program (not the machine).
+
+    On a busy machine (:class:`~tfdiag.records.machine.MachineLoad`), irregular spikes are
+    left out (periodic ones recur at the program's own period and stay), and a drift stays
+    only if it also holds on the iterations during which other processes used the least CPU.
+    On any machine, spikes that mostly coincide with a burst of other processes' CPU time
+    (when iterations are long enough to tell) are left out.
+    """
+    times, what, start = timeline_series(record.timing)
+    tl = analyze_timeline(times)
+    machine = record.machine
+    if machine is None or (tl.spikes is None and tl.drift is None):
+        return ProgramTimeline(tl, times, what)
+    load: tuple[float, ...] = ()
+    if start >= 0 and tl.median_s:
+        load = _load_windows(times, machine.per_iteration[start : start + len(times)])
+    notes: list[str] = []
+    spikes, drift = tl.spikes, tl.drift
+    if spikes is not None and spikes.period is None:
+        if machine.busy:
+            spikes = None
+            notes.append("irregular spikes left out: the machine was busy")
+        elif load:
+            typical = statistics.median(load)
+            loaded = [i for i in spikes.indices if load[i] >= typical + BUSY_CORES]
+            if 2 * len(loaded) >= len(spikes.indices):
+                spikes = None
+                notes.append("spikes left out: most came with a burst of other processes' CPU time")
+    if drift is not None and machine.busy:
+        held = _held_without_load(times, load, drift, sum(times))
+        if held is None:
+            drift = None
+            notes.append(
+                "a drift left out: the machine was busy and it does not hold on the "
+                "iterations with the least load"
+                if load
+                else "a drift left out: the machine was busy (no per-iteration load to hold it "
+                "against)"
+            )
+    return ProgramTimeline(replace(tl, spikes=spikes, drift=drift), times, what, tuple(notes))
+
+
+def _load_windows(times: Sequence[float], load: Sequence[float]) -> tuple[float, ...]:
+    """Per-iteration load, each iteration given the time-weighted load of the window of
+    consecutive iterations around it that lasts at least :data:`MIN_LOAD_ITERATION_S` (one
+    iteration when it is that long): shorter ones are mostly the kernel's tick rounding.
+    Empty when the figures do not cover the series."""
+    if len(load) != len(times) or not times:
+        return ()
+    typical = statistics.median(times)
+    size = max(1, math.ceil(MIN_LOAD_ITERATION_S / typical)) if typical > 0 else len(times)
+    out: list[float] = []
+    for start in range(0, len(times), size):
+        ts, ls = times[start : start + size], load[start : start + size]
+        total = sum(ts)
+        value = sum(t * v for t, v in zip(ts, ls)) / total if total > 0 else 0.0
+        out.extend([value] * len(ts))
+    return tuple(out)
+
+
+def _held_without_load(
+    times: Sequence[float], load: Sequence[float], drift: Drift, total_s: float
+) -> Drift | None:
+    """The drift measured again on the iterations of its range with at most the median load;
+    None when it does not hold there (or there is no per-iteration load)."""
+    if not load:
+        return None
+    span = range(drift.first, drift.last + 1)
+    typical = statistics.median(load[i] for i in span)
+    quiet = [i for i in span if load[i] <= typical]
+    held = _drift_at([float(i) for i in quiet], [times[i] for i in quiet], total_s)
+    if held is None or (held.change > 0) != (drift.change > 0):
+        return None
+    return drift

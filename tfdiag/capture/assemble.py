@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tfdiag.capture import native_log
 from tfdiag.capture.environment import current_environment
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
 from tfdiag.records.distributed import Distribution
+from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
 from tfdiag.records.stats import ProfileStats
@@ -48,7 +50,11 @@ def build_report(
     traces: tuple[TraceEvent, ...] = (),
     py_callbacks: tuple[PyCallback, ...] = (),
     distribution: Distribution | None = None,
+    machine: MachineLoad | None = None,
 ) -> Report:
+    """The report of a capture; it takes the native log lines kept since the last report
+    (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
+    lines, more = native_log.take()
     return Report(
         call=call,
         environment=current_environment(),
@@ -65,4 +71,6 @@ def build_report(
         traces=traces,
         py_callbacks=py_callbacks,
         distribution=distribution,
+        machine=machine,
+        native_log=NativeLog(lines, len(lines) + more),
     )

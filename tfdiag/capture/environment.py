@@ -39,7 +39,13 @@ def flavour_of(obj: Any) -> str:
 
 
 def describe_value(value: Any) -> str:
-    """``ndarray float32 (32, 4)`` for arrays and tensors, a short repr otherwise."""
+    """``ndarray float32 (32, 4)`` for arrays and tensors, a short repr otherwise.
+
+    Never builds more than a short text: a string or bytes argument is cut before its repr
+    is taken, a list, tuple, dict or set shows its first items and its length, an int too
+    large to write is its bit length (a 200 MiB bytes argument cost 800 MiB when the whole
+    repr was built first, #20.9). Other objects give their own repr, cut to length.
+    """
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None:
@@ -49,8 +55,67 @@ def describe_value(value: Any) -> str:
         except (TypeError, ValueError):
             dims = shape
         return f"{type(value).__name__} {dname} {dims}"
-    text = repr(value)
-    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 1] + "…"
+    return _cut(_short_repr(value, _MAX_REPR, _DEPTH))
+
+
+#: How deep :func:`describe_value` looks into nested lists, tuples, dicts and sets.
+_DEPTH = 2
+#: An int of more bits than this is described by its size (a 10**5000 has no str()).
+_MAX_INT_BITS = 256
+
+
+def _cut(text: str, limit: int = _MAX_REPR) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short_repr(value: Any, budget: int, depth: int) -> str:
+    """At most about ``budget`` characters of ``value``'s repr, built from as little of it as
+    that needs (exact built-in types only: a subclass's repr is its own)."""
+    kind = type(value)
+    if kind in (str, bytes, bytearray):
+        if len(value) <= budget:
+            return repr(value)
+        return f"{kind.__name__} of {len(value):,} {repr(value[:budget])}"
+    if kind is int and value.bit_length() > _MAX_INT_BITS:
+        return f"int of {value.bit_length():,} bits"
+    if kind in (list, tuple, set, frozenset, dict):
+        return _container(value, budget, depth)
+    return repr(value)
+
+
+def _container(value: Any, budget: int, depth: int) -> str:
+    kind, n = type(value), len(value)
+    if n and depth <= 0:
+        return f"{kind.__name__} of {n:,}"
+    parts: list[str] = []
+    used = 0
+    for item in value.items() if kind is dict else value:
+        if used > budget:
+            break
+        if kind is dict:
+            key, val = item
+            key_text = _short_repr(key, budget, depth - 1)
+            text = f"{key_text}: {_short_repr(val, budget, depth - 1)}"
+        else:
+            text = _short_repr(item, budget, depth - 1)
+        parts.append(text)
+        used += len(text) + 2
+    inner = ", ".join(parts) + (", …" if len(parts) < n else "")
+    if kind is list:
+        text = f"[{inner}]"
+    elif kind is tuple:
+        text = f"({inner},)" if n == 1 else f"({inner})"
+    elif kind is dict:
+        text = f"{{{inner}}}"
+    else:
+        text = (
+            f"{{{inner}}}"
+            if n and kind is set
+            else f"{kind.__name__}({{{inner}}})"
+            if n
+            else f"{kind.__name__}()"
+        )
+    return text if len(parts) == n else f"{kind.__name__} of {n:,} {text}"
 
 
 def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallInfo:

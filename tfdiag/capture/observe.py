@@ -16,12 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.pycalls import CallbackRecorder, hooked
 from tfdiag.capture.sampling import _calls, start_sampler
 from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
+from tfdiag.records.machine import MachineLoad
 from tfdiag.records.probes import SamplingRecord, TfProfile
 
 #: The label of the step that reads the TF profiler's trace (the progress callback's).
@@ -48,6 +50,7 @@ class Observation:
     tf_profile: TfProfile | None = None
     trace_files: TraceFiles = ()
     py_callbacks: tuple[PyCallback, ...] = ()
+    machine: MachineLoad | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -85,7 +88,13 @@ def observe(
             out.notes.append(f"TF profiler probe: {exc}")
     export_s: float | None = None
     callbacks = CallbackRecorder(clock)
-    after = None if tick is None else (lambda: tick("timed"))
+    load = LoadProbe()
+
+    def after() -> None:
+        load.tick()
+        if tick is not None:
+            tick("timed")
+
     try:
         with hooked(callbacks):
             _timed_block(fn, args, kwargs, n, clock, trace, out, after)
@@ -98,6 +107,7 @@ def observe(
         raise
     finally:
         out.py_callbacks = callbacks.records()
+        out.machine = load.record()
         if sampler is not None:
             sampler.stop()
             out.sampling = sampler.record(tuple(out.times))

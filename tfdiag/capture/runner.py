@@ -372,4 +372,5 @@ class _Run:
             probes=probes,
             traces=tuple(self.traces.events),
             py_callbacks=obs.py_callbacks,
+            machine=obs.machine,
         )

@@ -28,6 +28,7 @@ from tfdiag.analysis.xprof import (
     is_py_func,
     tf_profile_from_tools,
 )
+from tfdiag.capture.native_log import quiet
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.probes import PyFuncs, TfProfile
@@ -62,7 +63,8 @@ def import_xprof() -> Any:
 
 def _stop_quietly(tf: Any) -> None:
     try:
-        tf.profiler.experimental.stop(save=False)
+        with quiet():
+            tf.profiler.experimental.stop(save=False)
     except Exception:  # never mask the user's exception
         pass
 
@@ -77,6 +79,12 @@ class TfTrace:
 
     @classmethod
     def start(cls) -> TfTrace:
+        """:meth:`_start`, its native log lines kept (:mod:`tfdiag.capture.native_log`)."""
+        with quiet():
+            return cls._start()
+
+    @classmethod
+    def _start(cls) -> TfTrace:
         """Start a session in a new temporary logdir.
 
         Raises:
@@ -124,7 +132,8 @@ class TfTrace:
         t0 = clock()
         self.running = False
         try:
-            self.tf.profiler.experimental.stop()
+            with quiet():
+                self.tf.profiler.experimental.stop()
         except Exception as exc:
             raise ProbeError(f"the TF profiler could not write its trace ({exc})") from None
         return clock() - t0
@@ -217,14 +226,7 @@ def _read(
     return read_tools(xprof, paths, times, export_s, scan_trace(files)), files
 
 
-def read_tools(
-    xprof: Any, paths: Sequence[Path], times: Sequence[float], export_s: float, scan: TraceScan
-) -> TfProfile:
-    """xprof's tools on the trace files ``paths``, read into one record.
-
-    Raises:
-        ProbeError: xprof could not read them, or its output has an unexpected shape.
-    """
+def _tool_docs(xprof: Any, paths: Sequence[Path]) -> dict[str, Any]:
     docs = {}
     for n, tool in enumerate(TOOLS):
         options = XPROF_CACHED if n else XPROF_OPTIONS
@@ -235,6 +237,19 @@ def read_tools(
             raise ProbeError(f"xprof could not read the trace ({tool}: {exc})") from None
         if docs[tool] is None and tool != "input_pipeline_analyzer":
             raise ProbeError(f"xprof could not read the trace ({tool} is empty)")
+    return docs
+
+
+def read_tools(
+    xprof: Any, paths: Sequence[Path], times: Sequence[float], export_s: float, scan: TraceScan
+) -> TfProfile:
+    """xprof's tools on the trace files ``paths``, read into one record.
+
+    Raises:
+        ProbeError: xprof could not read them, or its output has an unexpected shape.
+    """
+    with quiet():  # xprof logs 30-40 native lines per trace read
+        docs = _tool_docs(xprof, paths)
     try:
         return tf_profile_from_tools(
             docs["framework_op_stats"],

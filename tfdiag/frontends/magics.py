@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--save")
     p.add_argument("--force", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--full", action="store_true")
     p.add_argument("--verify", action="store_true")
     p.add_argument("--verify-s", dest="verify_s", type=float, default=DEFAULT_BUDGET_S)
     return p
@@ -143,8 +144,10 @@ class TfdiagMagics(Magics):
 
         Options: -n ITERATIONS (default 20) · -o VAR (store the report in VAR) ·
         --save PATH (.tfdiag.json + .prof) · --force (replace a saved report) ·
-        -q (do not show the report) · --verify (line magic on a call: measure each finding's
-        mechanical fix against it, docs/verify.md) · --verify-s SECONDS (its budget).
+        -q (do not show the report) · --full (the whole report, not only its findings) ·
+        --verify (line magic on a call: measure each finding's mechanical fix against it,
+        docs/verify.md) · --verify-s SECONDS (its budget). The cell shows the short view (the
+        findings) by default; ``-o rep`` then ``rep.show()`` prints the whole report.
         """
         tokens, statement = split_options(line)
         opts = _parser().parse_args(tokens)
@@ -194,7 +197,7 @@ class TfdiagMagics(Magics):
         if opts.out_var:
             ns[opts.out_var] = report
         if not opts.quiet:
-            report.show()
+            report.show(brief=not opts.full)
 
 
 def register(ipython: Any) -> None:

@@ -5,7 +5,8 @@ snakeviz's own handler serves any path named in its URL (``/snakeviz/%2Fetc`` li
 ``/etc``, any file is unmarshalled), shows tracebacks and answers any ``Host``. This
 server renders snakeviz's template once, from the report's profile held in memory (no
 temporary ``.prof``), with the data embedded as script-safe JSON, and serves exactly that
-page, snakeviz's static files, and nothing else. Requests whose ``Host`` is not
+page, snakeviz's static files, and nothing else; the page loads nothing from anywhere else
+(its worker's libraries included, :data:`POLICY`). Requests whose ``Host`` is not
 127.0.0.1 or localhost (a DNS-rebinding page) get 403; errors are one short line. It runs
 in tfdiag's own process, so it ends when tfdiag does, however tfdiag ends.
 """
@@ -58,7 +59,23 @@ def viz_page(stats: ProfileStats, name: str) -> bytes:
     page: bytes = loader.load("viz.html").generate(
         profile_name=name, table_rows=rows, callees=callees
     )
-    return page
+    # its worker first tries the libraries from cdnjs, then this server: this server only
+    return _CDN.sub(b"event.data['url'] + \"/static/vendor/\\1\"", page)
+
+
+#: snakeviz's worker script loads immutable and lodash from cdnjs.cloudflare.com "in case
+#: the snakeviz server is off": opening the page told cdnjs it was opened (#20.13). The same
+#: files are in snakeviz's ``static/vendor/``, served here; and the page's
+#: Content-Security-Policy (:data:`POLICY`) allows nothing but this server.
+_CDN = re.compile(rb'"https://cdnjs\.cloudflare\.com/ajax/libs/[^"]*/([A-Za-z0-9_.-]+\.js)"')
+#: What the page may load: its own scripts (inline, from /static, the worker built from a
+#: blob), styles and images from this server; no other origin.
+POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; "
+    "worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
 
 
 def host_allowed(host: str) -> bool:
@@ -105,6 +122,7 @@ def application(page: bytes, path: str) -> Any:
             self.set_header("X-Content-Type-Options", "nosniff")
             self.set_header("X-Frame-Options", "DENY")
             self.set_header("Referrer-Policy", "no-referrer")
+            self.set_header("Content-Security-Policy", POLICY)
 
         def write_error(self, status_code: int, **kwargs: Any) -> None:
             self.set_header("Content-Type", "text/plain; charset=utf-8")

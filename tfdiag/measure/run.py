@@ -262,5 +262,11 @@ def describe_model(model: Any) -> str:
     return f"{type(model).__name__} {getattr(model, 'name', '')!r}{params}"
 
 
+#: A list or dict of inputs is described by this many of its arrays at most.
+_MANY = 8
+
+
 def _many(value: Any) -> str:
-    return ", ".join(describe_value(leaf) for leaf in leaves(value))
+    found = leaves(value)
+    text = ", ".join(describe_value(leaf) for leaf in found[:_MANY])
+    return text if len(found) <= _MANY else f"{text}, … ({len(found):,} inputs)"

@@ -201,6 +201,56 @@ def check_workers(workers: tuple[WorkerRecord, ...]) -> None:
                 f"{first.source} and {w.source} come from different jobs "
                 f"({_job(first)} vs {_job(w)}): merge the reports of one run"
             )
+        if w.num_replicas != first.num_replicas:
+            raise InputError(
+                f"{first.source} and {w.source} come from different jobs ({first.num_replicas} "
+                f"vs {w.num_replicas} replicas in sync): merge the reports of one run"
+            )
+    for w in workers:
+        _check_in_cluster(w)
+
+
+def _task(w: WorkerRecord) -> tuple[str, int] | None:
+    kind, _, index = w.task.rpartition(":")
+    return (kind, int(index)) if kind and index.isdigit() else None
+
+
+def _check_in_cluster(w: WorkerRecord) -> None:
+    """A worker's task and index name a task of its cluster (none to check without one)."""
+    if not w.cluster:
+        return
+    jobs = dict(w.cluster)
+    size = sum(len(a) for a in jobs.values())
+    task = _task(w)
+    outside = task is None or task[0] not in jobs or task[1] >= len(jobs[task[0]])
+    if outside or w.index >= size:
+        raise InputError(
+            f"{w.source}: task {w.task} (index {w.index}) is not in its cluster of {size} "
+            f"task(s) ({_tasks(w)}): the report is not of this job"
+        )
+
+
+def _tasks(w: WorkerRecord) -> str:
+    return ", ".join(f"{job} ×{len(a)}" for job, a in w.cluster)
+
+
+#: The jobs of a cluster whose every task runs the training steps (and so has a report).
+STEP_JOBS = ("chief", "worker")
+
+
+def missing_tasks(workers: tuple[WorkerRecord, ...]) -> tuple[str, ...]:
+    """The tasks of the workers' cluster that run steps and have no report here
+    (``worker:1``), in cluster order; none without a cluster."""
+    if not workers or not workers[0].cluster:
+        return ()
+    present = {w.task for w in workers}
+    return tuple(
+        f"{job}:{i}"
+        for job, addresses in workers[0].cluster
+        if job in STEP_JOBS
+        for i in range(len(addresses))
+        if f"{job}:{i}" not in present
+    )
 
 
 def _job(w: WorkerRecord) -> str:

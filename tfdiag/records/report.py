@@ -19,6 +19,7 @@ from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
+from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.numbers import iqr, median
 from tfdiag.records.probes import Probes
 from tfdiag.records.stats import ProfileStats
@@ -177,6 +178,10 @@ class RunRecord:
     #: ``profile(..., verify=True)``: each finding's fixes measured against the call as
     #: written (empty: not verified). Raw records; the verdicts are derived.
     verifications: tuple[Verification, ...] = ()
+    #: The machine's load while the iterations were timed (``None``: not measured).
+    machine: MachineLoad | None = None
+    #: Native log lines TensorFlow/xprof wrote during tfdiag's own work (kept off stderr).
+    native_log: NativeLog = field(default_factory=NativeLog)
 
     kind: ClassVar[str] = "profile"
 

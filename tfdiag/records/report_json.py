@@ -15,6 +15,7 @@ from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
+from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
 from tfdiag.records.stats import ProfileStats
@@ -73,6 +74,8 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
         "py_callbacks": [c.to_json() for c in record.py_callbacks],
         "distribution": None if record.distribution is None else record.distribution.to_json(),
         "verifications": [v.to_json() for v in record.verifications],
+        "machine": None if record.machine is None else record.machine.to_json(),
+        "native_log": record.native_log.to_json(),
     }
 
 
@@ -122,6 +125,8 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         py_callbacks=tuple(PyCallback.from_json(row) for row in d.items("py_callbacks")),
         distribution=Distribution.from_json(d.doc.get("distribution")),
         verifications=tuple(Verification.from_json(v) for v in d.items("verifications")),
+        machine=MachineLoad.from_json(d.doc.get("machine")),
+        native_log=NativeLog.from_json(d.doc.get("native_log")),
     )
 
 

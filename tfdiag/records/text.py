@@ -8,9 +8,20 @@ import re
 
 #: C0 controls but tab and newline (ESC starts every terminal escape: titles, screen
 #: clears, OSC 52 clipboard writes, hyperlinks), DEL, C1 controls (0x9b is a one-byte CSI),
-#: bidirectional overrides and isolates (text that reads differently than it is), and lone
-#: surrogates (no terminal encoding can write them).
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: lone surrogates (no terminal encoding can write them), and every invisible or layout
+#: character: Unicode's format characters (category Cf: zero-width space, joiners, the
+#: direction marks, embeddings, overrides and isolates, the BOM, the tag characters
+#: U+E0000–U+E007F that hide a whole text in an emoji), the line and paragraph separators
+#: U+2028/U+2029, the combining grapheme joiner, the invisible Khmer
+#: vowels and the variation selectors. None of them is seen on a terminal: they make a name
+#: read differently than it is, or two different names read the same.
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u0600-\u0605\u061c\u06dd\u070f"
+    "\u0890\u0891\u08e2\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\ud800-\udfff\ufe00-\ufe0f\ufeff"
+    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -19,7 +30,8 @@ def _replace(match: re.Match[str]) -> str:
 
 
 def clean(text: str) -> str:
-    """``text`` with every control character removed and lone surrogates replaced by U+FFFD.
+    """``text`` with every control, invisible and layout character (:data:`UNSAFE`)
+    removed and lone surrogates replaced by U+FFFD.
 
     What is removed has no width on a terminal, so a line laid out before cleaning keeps
     its alignment.

@@ -10,6 +10,7 @@ sampled stacks (:func:`session_json`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,9 +65,23 @@ def pyinstrument_html(report: RunRecord) -> str:
     page = str(HTMLRenderer().render(session))
     data = str(JSONForHTMLRenderer().render(session))
     embedded = f"const sessionData = {data};"
-    if page.count(embedded) != 1:
+    if page.count(embedded) != 1 or page.count(_HEAD) != 1:
         raise RuntimeError("pyinstrument's HTML page has changed shape: cannot embed it safely")
-    return page.replace(embedded, f"const sessionData = {json_for_script(data)};")
+    page = page.replace(embedded, f"const sessionData = {json_for_script(data)};")
+    return _REMOTE_CSS.sub('"data:text/css,"', page).replace(_HEAD, _HEAD + _OFFLINE, 1)
+
+
+#: pyinstrument's script adds a stylesheet link to Google Fonts (Source Code Pro, Source
+#: Sans Pro): opening the page would tell fonts.googleapis.com that it was opened (#20.13).
+#: The link is pointed at an empty data: stylesheet (the page falls back to local fonts),
+#: and a Content-Security-Policy forbids every other request, as the report's own page does.
+_REMOTE_CSS = re.compile(r'"https?://fonts\.(?:googleapis|gstatic)\.com/[^"]*"')
+_HEAD = '<meta charset="utf-8">'
+_OFFLINE = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "script-src 'unsafe-inline'; style-src 'unsafe-inline' data:; img-src data:; "
+    'font-src data:">'
+)
 
 
 def speedscope_json(report: RunRecord) -> str:

@@ -1,4 +1,5 @@
-"""The rich console view of a report: header, class table, breakdown, culprits, findings."""
+"""The rich console view of a report: the answer first (a headline and the findings, most
+important first), then the header, the class table, the breakdown, the culprits, the probes."""
 
 from __future__ import annotations
 
@@ -8,15 +9,17 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise import findings_of
+from tfdiag.advise import ORDER, findings_of
 from tfdiag.analysis.classify import CostClass
 from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.timeline import program_timeline, timeline_series
 from tfdiag.records.catalog import Category
-from tfdiag.records.report import RunRecord
+from tfdiag.records.numbers import median
+from tfdiag.records.report import RunRecord, Timing
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
-from tfdiag.render.names import NameTable, wrap_name
+from tfdiag.render.names import NamedRows
 from tfdiag.render.probes_console import render_probes
 from tfdiag.render.safe import labelled
 from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
@@ -53,22 +56,18 @@ def _header(report: RunRecord) -> Panel:
         profiled = f"{t.profiled_calls} calls in the profile, read as {t.iterations} iterations"
     lines.append(labelled("profile", profiled))
     if t.iteration_s:
-        lo, hi = min(t.iteration_s), max(t.iteration_s)
-        lines.append(
-            labelled(
-                "time",
-                f"{fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} with no "
-                f"profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})",
-            )
-        )
-        if len(t.iteration_s) > 1:
-            binned = " (slowest per bar)" if len(t.iteration_s) > SPARK_WIDTH else ""
-            lines.append(labelled("trend", f"{sparkline(t.iteration_s)}  in run order{binned}"))
+        lines.append(labelled("time", _time_line(t)))
+        series, what, _ = timeline_series(t)
+        if len(series) > 1:
+            binned = ", slowest per bar" if len(series) > SPARK_WIDTH else ""
+            lines.append(labelled("trend", f"{sparkline(series)}  {what}, in run order{binned}"))
     if t.first_call_s is not None:
         slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
         lines.append(
             labelled("first", f"{fmt_s(t.first_call_s)} (cold call, under cProfile){slow}")
         )
+    if report.machine is not None:
+        lines.append(labelled("machine", report.machine.describe()))
     title = Text.assemble("tfdiag · ", call.label)
     if report.partial:
         title.append_text(Text.assemble(" · ", ("partial", "red")))
@@ -149,66 +148,107 @@ def _breakdown(report: RunRecord) -> Table:
     return table
 
 
-def _culprits(report: RunRecord, width: int | None = None) -> Table:
-    """The culprits table; ``width`` wraps the function names (:mod:`tfdiag.render.names`)."""
+def _culprits(report: RunRecord) -> NamedRows:
+    """The culprits: one line each where the width allows, else each name below its row."""
     a = analysis_of(report)
-    table = Table(
+    rows = tuple(
+        (
+            row.name,
+            (
+                row.category.value,
+                str(row.calls),
+                row.classification.short(),
+                fmt_s(row.cum_s),
+                fmt_pct(row.seeds_share),
+            ),
+        )
+        for row in a.culprits[:TOP_CULPRITS]
+    )
+    return NamedRows(
         title="Culprits — the seeds' view: cumulative time as % of runtime − build "
         "(nested rows overlap)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
+        name_header="function",
+        headers=("category", "calls", "class", "cumulative", "%"),
+        rows=rows,
+        right=frozenset({1, 3, 4}),
     )
-    table.expand = True
-    table.add_column("function", overflow="fold", ratio=1, no_wrap=width is None)
-    table.add_column("category", no_wrap=True)
-    table.add_column("calls", justify="right", no_wrap=True)
-    table.add_column("class", no_wrap=True)
-    table.add_column("cumulative", justify="right", no_wrap=True)
-    table.add_column("%", justify="right", no_wrap=True)
-    for row in a.culprits[:TOP_CULPRITS]:
-        table.add_row(
-            row.name if width is None else wrap_name(row.name, width),
-            row.category.value,
-            str(row.calls),
-            row.classification.short(),
-            fmt_s(row.cum_s),
-            fmt_pct(row.seeds_share),
-        )
-    return table
 
 
-def _findings(report: RunRecord) -> RenderableType:
+def _time_line(t: Timing) -> str:
+    """The median of the plain calls, and the traced ones named apart (never mixed)."""
+    plain = t.plain_s
+    lo, hi = min(plain), max(plain)
+    line = (
+        f"{fmt_s(t.median_s)} per iteration, median of {len(plain)} plain call(s) with no "
+        f"profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})"
+    )
+    traced = t.iteration_s[: t.traced] if len(plain) < len(t.iteration_s) else ()
+    if traced:
+        line += f"; {len(traced)} more under the TF profiler (median {fmt_s(median(traced))})"
+    return line
+
+
+def _headline(report: RunRecord, brief: bool) -> Text:
+    """The first line: what was called and how long it takes."""
+    t = report.timing
+    took = f" — {fmt_s(t.median_s)} per call" if t.median_s is not None else ""
+    partial = " (partial)" if report.partial else ""
+    line = Text.assemble(("tfdiag · ", "bold"), (report.call.label, "bold"), took, partial)
+    if brief and report.machine is not None and report.machine.busy:
+        line.append(f" · the machine was {report.machine.describe()}")
+    return line
+
+
+def _findings(report: RunRecord, brief: bool) -> RenderableType:
     findings = findings_of(report)
     if not findings:
         return Text("No findings: nothing in this profile crosses a finding's threshold.")
-    parts: list[RenderableType] = [Text("Findings", style="bold")]
+    parts: list[RenderableType] = [
+        Text.assemble(("Findings", "bold"), (f" — {ORDER}", "dim")),
+    ]
     for n, f in enumerate(findings, 1):
-        parts.extend(finding_block(f, head=f"{n}. "))
+        parts.extend(finding_block(f, head=f"{n}. ", evidence=2 if brief else None))
     return Group(*parts)
 
 
-def report_tables(report: RunRecord) -> list[Table]:
+def report_tables(report: RunRecord) -> list[RenderableType]:
     """The three tables of the view: call-count classes, where the time goes, culprits."""
-    return [_classes(report), _breakdown(report), _culprits(report)]
+    return [_classes(report), _breakdown(report), _culprits(report).table()]
 
 
-def _culprits_fitted(report: RunRecord) -> NameTable:
-    names = tuple(r.name for r in analysis_of(report).culprits[:TOP_CULPRITS])
-    return NameTable(lambda width: _culprits(report, width), names)
+def _notes(report: RunRecord) -> list[str]:
+    notes = list(report.notes)
+    notes.extend(program_timeline(report).notes)
+    if report.native_log.total:
+        notes.append(
+            f"TensorFlow and xprof wrote {report.native_log.total} native log line(s) while "
+            "tfdiag worked: kept off your terminal, kept in the report (`native_log` in its "
+            "JSON; `tfdiag explain --verbose` prints them)"
+        )
+    return notes
 
 
-def render_report(report: RunRecord) -> RenderableType:
-    """The whole console view as one renderable."""
-    parts: list[RenderableType] = [
-        _header(report),
-        _classes(report),
-        _breakdown(report),
-        _culprits_fitted(report),
-        _findings(report),
-    ]
+def render_report(report: RunRecord, brief: bool = False) -> RenderableType:
+    """The console view: the answer first (the findings, most important first), then how
+    the run was measured, the tables and the probes; ``brief``: the findings only."""
+    parts: list[RenderableType] = [_headline(report, brief), _findings(report, brief)]
+    if brief:
+        parts.append(
+            Text(
+                "The whole report: report.show() · tfdiag explain FILE (without --brief)",
+                style="dim",
+            )
+        )
+        return Group(*parts)
+    parts += [_header(report), _classes(report), _breakdown(report), _culprits(report)]
     probes = render_probes(report)
     if probes is not None:
-        parts.insert(-1, probes)
-    if report.notes:
-        parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(report.notes)), style="dim"))
+        parts.append(probes)
+    notes = _notes(report)
+    if notes:
+        parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(notes)), style="dim"))
     return Group(*parts)
+
+
+def render_brief(report: RunRecord) -> RenderableType:
+    return render_report(report, brief=True)

@@ -4,8 +4,8 @@ Every way a result leaves tfdiag is a row here: the console view as text, JSON,
 pstats for snakeviz, CSV, the HTML page, the timeline PNG, the sampling probe's files. ``show()``,
 ``save()``, the CLI's ``--format`` and notebook display all look formats up in this
 table; no result imports a renderer. A row names its result kind (``profile``,
-``compare``, ``bench``, ``script``, ``job``), the file suffixes that pick it in ``save()``,
-and the function that writes it.
+``compare``, ``bench``, ``script``, ``job``, ``diff``), the file suffixes that pick it in
+``save()``, and the function that writes it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from tfdiag.render.bench_console import render_bench
 from tfdiag.render.bench_files import bench_to_csv, bench_to_json
 from tfdiag.render.compare_console import render_compare
 from tfdiag.render.compare_json import result_to_json
-from tfdiag.render.console import render_report
+from tfdiag.render.console import render_brief, render_report
+from tfdiag.render.diff_console import render_diff
+from tfdiag.render.diff_json import diff_to_json
 from tfdiag.render.html import report_html, result_html
 from tfdiag.render.job_console import render_job
 from tfdiag.render.job_json import job_to_json
@@ -46,23 +48,31 @@ VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {
     "bench": render_bench,
     "script": render_script,
     "job": render_job,
+    "diff": render_diff,
 }
 
 #: The JSON document of each result kind: raw records plus derived views.
+#: The short console view of the kinds that have one (``--brief``, ``show(brief=True)``, what
+#: ``%tfdiag`` shows): the findings only.
+BRIEF_VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {"profile": render_brief}
+
 DOCUMENTS: Mapping[str, Callable[[Any], dict[str, Any]]] = {
     "profile": report_to_json,
     "compare": result_to_json,
     "bench": bench_to_json,
     "script": script_to_json,
     "job": job_to_json,
+    "diff": diff_to_json,
 }
 
 
 @dataclass(frozen=True)
 class Options:
-    """How to write: the text width (``None``: :data:`TEXT_WIDTH`)."""
+    """How to write: the text width (``None``: :data:`TEXT_WIDTH`); ``brief``: the short
+    view (:data:`BRIEF_VIEWS`) where the kind has one."""
 
     width: int | None = None
+    brief: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,10 +96,12 @@ class Format:
     about: str = ""
 
 
-def view(result: Any) -> RenderableType:
-    """The console view of ``result``; every string in it is shown as text (no markup, no
-    control characters: :class:`tfdiag.render.safe.Plain`)."""
-    return Plain(VIEWS[result.kind](result))
+def view(result: Any, brief: bool = False) -> RenderableType:
+    """The console view of ``result`` (its short one when ``brief`` and it has one); every
+    string in it is shown as text (no markup, no control characters:
+    :class:`tfdiag.render.safe.Plain`)."""
+    views = BRIEF_VIEWS if brief and result.kind in BRIEF_VIEWS else VIEWS
+    return Plain(views[result.kind](result))
 
 
 def document(result: Any) -> dict[str, Any]:
@@ -99,7 +111,7 @@ def document(result: Any) -> dict[str, Any]:
 def _text(result: Any, options: Options) -> str:
     out = io.StringIO()
     console = Console(file=out, width=options.width or TEXT_WIDTH, color_system=None)
-    console.print(view(result))
+    console.print(view(result, options.brief))
     return out.getvalue()
 
 
@@ -211,6 +223,6 @@ def format_for_path(kind: str, path: str | Path) -> Format | None:
     return best[1] if best else None
 
 
-def write(result: Any, name: str, *, width: int | None = None) -> str | bytes:
+def write(result: Any, name: str, *, width: int | None = None, brief: bool = False) -> str | bytes:
     """``result`` in format ``name``."""
-    return format_named(result.kind, name).write(result, Options(width=width))
+    return format_named(result.kind, name).write(result, Options(width=width, brief=brief))

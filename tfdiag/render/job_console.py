@@ -3,10 +3,11 @@ the spread, and the findings (cross-worker first)."""
 
 from __future__ import annotations
 
+import re
+
 from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from tfdiag.advise.job_table import job_findings
@@ -15,13 +16,19 @@ from tfdiag.records.job import JobRecord
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import MAX_WORKERS_SHOWN, listed, more, shown_notes
 from tfdiag.render.findings import finding_block
+from tfdiag.render.names import NamedRows
 from tfdiag.render.safe import labelled
+
+
+def _source_parts(source: str) -> list[str]:
+    """A report's path or a worker's address breaks only after a ``/``."""
+    return re.findall(r"[^/]*/|[^/]+", source) or [source]
 
 
 def _part(seconds: float | None, step: float) -> str:
     if seconds is None:
         return "–"
-    return f"{fmt_s(seconds)} {fmt_pct(seconds / step) if step > 0 else ''}".strip()
+    return f"{fmt_s(seconds)}\n{fmt_pct(seconds / step) if step > 0 else ''}".strip()
 
 
 def render_job(record: JobRecord) -> RenderableType:
@@ -48,32 +55,48 @@ def render_job(record: JobRecord) -> RenderableType:
     for note in shown_notes(record.notes):
         lines.append(labelled("note", note))
     parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag merge", box=box.ROUNDED)]
-    table = Table(
-        title="Each worker's step (median, start to start), split",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-    )
-    for col in ("#", "task", "step", "callbacks", "input", "compute", "collectives", "other"):
-        table.add_column(col, justify="left" if col in ("task",) else "right")
-    table.add_column("waits", justify="right")
-    table.add_column("report", justify="left", overflow="fold")
     w8 = waits(record)
+    rows = []
     for w in record.workers[:MAX_WORKERS_SHOWN]:
         s = split_of(w)
         wait = w8[w.index]
-        table.add_row(
-            str(w.index),
-            w.task,
-            fmt_s(s.step_s),
-            _part(s.callbacks_s, s.step_s),
-            _part(s.input_s, s.step_s),
-            _part(s.compute_s, s.step_s),
-            _part(s.collective_s, s.step_s),
-            _part(s.other_s, s.step_s),
-            fmt_s(wait.wait_s) + ("" if wait.measured else " est."),
-            w.source,
+        rows.append(
+            (
+                w.source,
+                (
+                    str(w.index),
+                    w.task,
+                    fmt_s(s.step_s),
+                    _part(s.callbacks_s, s.step_s),
+                    _part(s.input_s, s.step_s),
+                    _part(s.compute_s, s.step_s),
+                    _part(s.collective_s, s.step_s),
+                    _part(s.other_s, s.step_s),
+                    fmt_s(wait.wait_s) + ("" if wait.measured else "~"),
+                ),
+            )
         )
-    parts.append(table)
+    parts.append(
+        NamedRows(
+            title="Each worker's step (median, start to start), split",
+            name_header="report",
+            headers=(
+                "#",
+                "task",
+                "step",
+                "callbacks",
+                "input",
+                "compute",
+                "comms",
+                "other",
+                "wait",
+            ),
+            rows=tuple(rows),
+            right=frozenset({0, 2, 3, 4, 5, 6, 7, 8}),
+            caption="comms: collective ops (all-reduce, all-gather); wait~: estimated",
+            split=_source_parts,
+        )
+    )
     if len(record.workers) > MAX_WORKERS_SHOWN:
         parts.append(Text(f"  {more(len(record.workers) - MAX_WORKERS_SHOWN, 'worker')}"))
     if not all(w.measured for w in w8.values()):

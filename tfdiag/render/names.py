@@ -1,10 +1,10 @@
-"""Function names in narrow table columns: wrapped at name boundaries, never mid-word.
+"""Names in tables (functions, TF ops, call sites), never broken inside an identifier.
 
-``trainer.py:TFEpochIterator.__init__`` is shown as ``trainer:TFEpochIterator.__init__`` and
-breaks after the file (``trainer:``) and before a dot of the qualified name
-(``TFEpochIterator`` / ``.__init__``); a part that fits no line breaks at its words (after
-``_``, before a capital), and only a word that fits no line is folded. :class:`NameTable`
-lays a table out at the width it is printed at and wraps its first column that way.
+``trainer.py:TFEpochIterator.__init__`` is shown as ``trainer:TFEpochIterator.__init__``; a
+name may break only after its file (``trainer:``) and before a dot of its qualified name
+(``TFEpochIterator`` / ``.__init__``), an op's only after ``::`` or ``/``. :class:`NamedRows`
+prints a table with one name per line where it fits, and else each row's figures on one line
+with its name on the lines below.
 """
 
 from __future__ import annotations
@@ -21,10 +21,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
-#: A name column is never made narrower than this.
-MIN_WIDTH = 12
 _QUAL_PART = re.compile(r"\.?[^.]+|\.")
-_WORD = re.compile(r"(?<=_)(?=[^_])|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def name_parts(name: str) -> list[str]:
@@ -38,59 +35,92 @@ def name_parts(name: str) -> list[str]:
     return parts + (_QUAL_PART.findall(qual) or [qual])
 
 
-def _words(part: str) -> list[str]:
-    """A part too wide for its column, at its word boundaries: after ``_``, before a
-    capital that follows a small letter (``StructuredFunction`` ``Wrapper``)."""
-    return [w for w in _WORD.split(part) if w]
+_OP_PART = re.compile(r"[^:/]+(?:::|/)?|::|/")
 
 
-def wrap_name(name: str, width: int) -> str:
-    """``name`` in lines of at most ``width`` cells: broken after the file and before a
-    dot, a part that fits no line broken at its words, and only a word that fits no line
-    folded."""
-    width = max(width, 1)
+def op_parts(name: str) -> list[str]:
+    """Where a TF op name may break: after each ``::`` of a tf.data iterator path
+    (``Iterator::Root::``, ``Prefetch::``…) and after each ``/`` of a graph op's scope."""
+    return _OP_PART.findall(name) or [name]
+
+
+def wrap_parts(parts: list[str], width: int) -> list[str]:
+    """``parts`` joined into lines of at most ``width`` cells, broken only between parts (a
+    part wider than a line gets a line of its own, whole)."""
     lines: list[str] = []
     line = ""
-
-    def put(piece: str) -> None:
-        nonlocal line
-        if line and cell_len(line + piece) > width:
+    for part in parts:
+        if line and cell_len(line + part) > width:
             lines.append(line)
             line = ""
-        while cell_len(line + piece) > width:  # one word wider than the column: fold it
-            cut = width - cell_len(line)
-            lines.append(line + piece[:cut])
-            line, piece = "", piece[cut:]
-        line += piece
-
-    for part in name_parts(name):
-        if cell_len(part) <= width:
-            put(part)
-        else:
-            for word in _words(part):
-                put(word)
+        line += part
     lines.append(line)
-    return "\n".join(lines)
+    return lines
 
 
 @dataclass(frozen=True)
-class NameTable:
-    """A table whose first column holds function names: ``make(width)`` builds it with
-    the names wrapped to ``width`` (``None``: one line each). Printed, the names get
-    what the other columns leave of the width, at least :data:`MIN_WIDTH`."""
+class NamedRows:
+    """A table whose first column holds names (functions, ops, call sites). Where it fits
+    the width it is printed as a table with each name on one line; where it does not, each
+    row's figures come on one line and its name on the lines below it, broken only between
+    the parts ``split`` gives (after a module, before a dot; after ``::``): a name never
+    breaks inside an identifier, and no column is squeezed."""
 
-    make: Callable[[int | None], Table]
-    names: tuple[str, ...]
+    title: str
+    name_header: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    right: frozenset[int] = frozenset()
+    caption: str | None = None
+    split: Callable[[str], list[str]] = name_parts
+
+    def table(self) -> Table:
+        from rich import box
+
+        table = Table(title=self.title, title_justify="left", box=box.SIMPLE_HEAD, expand=True)
+        table.add_column(self.name_header, no_wrap=True, ratio=1)
+        for k, header in enumerate(self.headers):
+            table.add_column(header, justify="right" if k in self.right else "left", no_wrap=True)
+        for name, cells in self.rows:
+            table.add_row("".join(self.split(name)), *cells)
+        if self.caption:
+            table.caption, table.caption_justify = self.caption, "left"
+        return table
+
+    def _stacked(self, width: int) -> RenderResult:
+        from rich.text import Text
+
+        columns = list(zip(*(cells for _, cells in self.rows))) or [() for _ in self.headers]
+        widths = [
+            max([cell_len(h), *(cell_len(part) for c in col for part in c.split("\n"))])
+            for h, col in zip(self.headers, columns)
+        ]
+
+        def line(cells: tuple[str, ...] | list[str]) -> str:
+            out = []
+            for k, (cell, w) in enumerate(zip(cells, widths)):
+                out.append(cell.rjust(w) if k in self.right else cell.ljust(w))
+            return "  " + "  ".join(out).rstrip()
+
+        yield Text(f"{self.title}; each {self.name_header}'s name below its row", style="italic")
+        yield Text(line(list(self.headers)))
+        yield Text("  " + "─" * max(min(width, sum(widths) + 2 * len(widths)) - 2, 1))
+        for name, cells in self.rows:
+            split = [cell.split("\n") for cell in cells]  # a cell may hold several lines
+            for k in range(max((len(parts) for parts in split), default=1)):
+                yield Text(line([parts[k] if k < len(parts) else "" for parts in split]))
+            for part in wrap_parts(self.split(name), width - 6):
+                yield Text("      " + part, style="dim")
+        if self.caption:
+            yield Text(self.caption)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table = self.make(None)
+        table = self.table()
         natural = Measurement.get(console, options.update_width(10_000), table).maximum
-        over = natural - options.max_width
-        if over <= 0 or not self.names:
+        if natural <= options.max_width or not self.rows:
             yield table
             return
-        widest = max(cell_len(n) for n in self.names)
-        yield self.make(max(widest - over, MIN_WIDTH))
+        yield from self._stacked(options.max_width)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.make(None))
+        return Measurement(min(40, options.max_width), options.max_width)

@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfdiag.analysis.timeline import analyze_timeline, timeline_series
+from tfdiag.analysis.timeline import program_timeline
 from tfdiag.records.errors import InputError
 from tfdiag.records.files import write_set
 from tfdiag.render.safe import clean
@@ -38,10 +38,10 @@ def timeline_png(report: RunRecord) -> bytes:
         InputError: matplotlib is missing, or the report holds no iteration times.
     """
     figure_cls, canvas_cls = _matplotlib()
-    times, what = timeline_series(report.timing)
+    pt = program_timeline(report)
+    times, what, timeline = pt.times, pt.what, pt.timeline
     if not times:
         raise InputError("this report holds no per-iteration times to plot")
-    timeline = analyze_timeline(times)
     fig = figure_cls(figsize=(8, 3.4), dpi=100)
     canvas_cls(fig)
     ax = fig.add_subplot()

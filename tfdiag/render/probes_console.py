@@ -15,6 +15,7 @@ from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
 from tfdiag.records.probes import TfProfile
 from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.names import NamedRows, op_parts
 from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
@@ -133,27 +134,28 @@ def _line(label: str, *parts: str | tuple[str, str]) -> Text:
     return labelled(label, *parts, width=11)
 
 
-def _top_ops(tf: TfProfile) -> Table:
-    table = Table(
+def _top_ops(tf: TfProfile) -> NamedRows:
+    rows = tuple(
+        (
+            op.name,
+            (
+                op.type,
+                op.host_or_device.lower(),
+                fmt_s(op.self_s / tf.steps),
+                fmt_pct(op.self_s / tf.op_s if tf.op_s else 0.0),
+            ),
+        )
+        for op in tf.top_ops[:TOP_OPS_SHOWN]
+    )
+    return NamedRows(
         title=f"Top TF ops by self time (TF profiler, {tf.steps} traced steps, "
         f"{tf.op_rows} ops in all)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
+        name_header="op",
+        headers=("type", "where", "per iteration", "% of op time"),
+        rows=rows,
+        right=frozenset({2, 3}),
+        split=op_parts,
     )
-    table.expand = True
-    table.add_column("op", overflow="fold", ratio=1)  # tf.data op names differ at their ends
-    table.add_column("type", overflow="fold", max_width=24)
-    for col in ("where", "per iteration", "% of op time"):
-        table.add_column(col, justify="left" if col == "where" else "right", no_wrap=True)
-    for op in tf.top_ops[:TOP_OPS_SHOWN]:
-        table.add_row(
-            op.name,
-            op.type,
-            op.host_or_device.lower(),
-            fmt_s(op.self_s / tf.steps),
-            fmt_pct(op.self_s / tf.op_s if tf.op_s else 0.0),
-        )
-    return table
 
 
 def _sampled(report: RunRecord) -> RenderableType | None:

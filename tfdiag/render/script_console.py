@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from tfdiag.advise import findings_of
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
+from tfdiag.render.names import NamedRows, name_parts
 from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
@@ -67,34 +67,44 @@ def _bar(share: float) -> str:
 def _sites(result: ScriptRecord) -> RenderableType:
     if not result.sites:
         return Text("No Keras predict/fit/evaluate/*_on_batch call was made by the script.")
-    table = Table(
-        title="Keras calls by call site — share of the script's wall time",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-    )
-    table.add_column("site", overflow="fold")
-    table.add_column("call", overflow="fold")
-    table.add_column("calls", justify="right")
-    table.add_column("total", justify="right")
-    table.add_column("per call", justify="right")
-    table.add_column("share", justify="right")
-    table.add_column("", no_wrap=True)
+    rows = []
     for site in result.sites[:TOP_SITES]:
         share = result.share(site)
         errors = f" ({site.errors} raised)" if site.errors else ""
-        table.add_row(
-            site.location,
-            site.label,
-            f"{site.calls}{errors}",
-            fmt_s(site.total_s),
-            fmt_s(site.per_call_s),
-            fmt_pct(share),
-            _bar(share),
+        rows.append(
+            (
+                f"{site.location}{SITE_SEP}{site.label}",
+                (
+                    f"{site.calls}{errors}",
+                    fmt_s(site.total_s),
+                    fmt_s(site.per_call_s),
+                    fmt_pct(share),
+                    _bar(share),
+                ),
+            )
         )
-    if len(result.sites) > TOP_SITES:
-        table.caption = f"… {len(result.sites) - TOP_SITES} more site(s) in the JSON"
-        table.caption_justify = "left"
-    return table
+    more = len(result.sites) - TOP_SITES
+    return NamedRows(
+        title="Keras calls by call site — share of the script's wall time",
+        name_header="site · call",
+        headers=("calls", "total", "per call", "share", ""),
+        rows=tuple(rows),
+        right=frozenset({0, 1, 2, 3}),
+        caption=f"… {more} more site(s) in the JSON" if more > 0 else None,
+        split=site_parts,
+    )
+
+
+SITE_SEP = " · "
+
+
+def site_parts(name: str) -> list[str]:
+    """A site ``train.py:12 · Sequential.predict`` breaks after the location and before a
+    dot of the call, never inside a name."""
+    location, sep, call = name.partition(SITE_SEP)
+    if not sep:
+        return name_parts(name)
+    return [location + sep, *(name_parts(call) if call else [])]
 
 
 def _costly(result: ScriptRecord, site: CallSite) -> list[RenderableType]:

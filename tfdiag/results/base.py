@@ -19,25 +19,31 @@ class Result:
 
     kind: ClassVar[str]
 
-    def view(self) -> RenderableType:
-        """The console view (a rich renderable)."""
+    def view(self, brief: bool = False) -> RenderableType:
+        """The console view (a rich renderable); ``brief``: the findings only."""
         from tfdiag.render.formats import view
 
-        return view(self)
+        return view(self, brief)
 
-    def show(self, console: Console | None = None, *, width: int | None = None) -> None:
-        """Print the result with rich (terminal or notebook)."""
+    def show(
+        self, console: Console | None = None, *, width: int | None = None, brief: bool = False
+    ) -> None:
+        """Print the result with rich (terminal or notebook): the answer first, then how it
+        was measured; ``brief=True``: the findings only."""
         if console is None:
             from rich.console import Console
 
             console = Console(width=width) if width else Console()
-        console.print(self.view())
+        console.print(self.view(brief))
 
-    def render(self, format: str = "text", *, width: int | None = None) -> str | bytes:
-        """The result in one of its formats (``text``, ``json``, ... see ``tfdiag formats``)."""
+    def render(
+        self, format: str = "text", *, width: int | None = None, brief: bool = False
+    ) -> str | bytes:
+        """The result in one of its formats (``text``, ``json``, ... see ``tfdiag formats``);
+        ``brief`` applies to ``text``."""
         from tfdiag.render.formats import write
 
-        return write(self, format, width=width)
+        return write(self, format, width=width, brief=brief)
 
     def to_html(self) -> str:
         """One self-contained HTML page of the result (scripts and styles inline, offline);

@@ -8,6 +8,7 @@ from tfdiag.frontends.commands import (
     catalog,
     compare,
     demo,
+    diff,
     explain,
     merge,
     run,
@@ -15,4 +16,16 @@ from tfdiag.frontends.commands import (
     tensorboard,
 )
 
-COMMANDS = (explain, run, compare, bench, merge, capture, snakeviz, tensorboard, demo, catalog)
+COMMANDS = (
+    explain,
+    run,
+    compare,
+    bench,
+    diff,
+    merge,
+    capture,
+    snakeviz,
+    tensorboard,
+    demo,
+    catalog,
+)

@@ -72,6 +72,11 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
         "be redirected to a file",
     )
     p.add_argument("--width", type=width, help="console width for text output (20 to 1000)")
+    p.add_argument(
+        "--brief",
+        action="store_true",
+        help="text output: the findings only (the whole view without it)",
+    )
 
 
 def print_json(doc: Any) -> None:
@@ -79,13 +84,13 @@ def print_json(doc: Any) -> None:
     sys.stdout.write("\n")
 
 
-def print_report(result: Any, fmt: str, width: int | None) -> None:
+def print_report(result: Any, fmt: str, width: int | None, brief: bool = False) -> None:
     """Any result in format ``fmt``: the console view on the terminal (with colour) for
-    ``text``, else what the format registry writes."""
+    ``text`` (the short one when ``brief``), else what the format registry writes."""
     if fmt == "text":
         from rich.console import Console
 
-        (Console(width=width) if width else Console()).print(result.view())
+        (Console(width=width) if width else Console()).print(result.view(brief))
         return
     data = result.render(fmt, width=width)
     if isinstance(data, bytes):

@@ -83,7 +83,7 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfdiag.frontends.native_stderr import import_tensorflow
+    from tfdiag.capture.native_log import import_tensorflow
     from tfdiag.measure.bench import run_bench
     from tfdiag.records.bench import bench_paths
     from tfdiag.records.files import check_targets
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if args.out:
         check_targets(bench_paths(args.out), overwrite=args.force)
-    import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
+    import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
     if "tf_keras" in settings.flavours:
         from tfdiag.measure.seed_models import keras_module
 
@@ -102,5 +102,5 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         written = result.save(args.out, overwrite=args.force)
         print("saved " + " and ".join(str(p) for p in written), file=sys.stderr)
-    print_report(result, args.format, args.width)
+    print_report(result, args.format, args.width, args.brief)
     return 0

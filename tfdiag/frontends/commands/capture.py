@@ -57,5 +57,5 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"saved {', '.join(str(p) for p in saved if p.name.endswith('.json'))}", file=sys.stderr
         )
-    print_report(result, args.format, args.width)
+    print_report(result, args.format, args.width, args.brief)
     return 0

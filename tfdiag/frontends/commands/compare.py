@@ -91,9 +91,9 @@ def _list_methods() -> int:
 def _subjects(args: argparse.Namespace) -> tuple[Any, Any, Any, list[Any]]:
     """(model, x, y, twins) from --model/--x/--y or --factory.
 
-    TensorFlow is imported (without its absl start-up lines, frontends/native_stderr.py)
+    TensorFlow is imported (its start-up log lines kept, capture/native_log.py)
     once the options are checked, before the factory or the model is loaded."""
-    from tfdiag.frontends.native_stderr import import_tensorflow
+    from tfdiag.capture.native_log import import_tensorflow
     from tfdiag.measure.inputs import (
         call_factory,
         factory_spec,
@@ -171,5 +171,5 @@ def run(args: argparse.Namespace) -> int:
     if args.save:
         path = result.save(args.save, overwrite=args.force)
         print(f"saved {path}", file=sys.stderr)
-    print_report(result, args.format, args.width)
+    print_report(result, args.format, args.width, args.brief)
     return 0

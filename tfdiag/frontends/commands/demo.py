@@ -44,16 +44,16 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tfdiag.capture.native_log import import_tensorflow
     from tfdiag.capture.runner import Interrupted
     from tfdiag.frontends.demo import run_demo
-    from tfdiag.frontends.native_stderr import import_tensorflow
     from tfdiag.records.files import check_targets
     from tfdiag.records.report import report_paths
 
     if args.save:  # before TensorFlow is imported and the model profiled
         check_targets(report_paths(args.save), overwrite=args.force)
 
-    import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
+    import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
     status = 0
     try:
         report = run_demo(
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(f"tfdiag: {exc} — showing it", file=sys.stderr)
         report, status = exc.report, 130
-    print_report(report, args.format, args.width)
+    print_report(report, args.format, args.width, args.brief)
     if args.save:
         written = report.save(args.save, overwrite=args.force)
         print("saved " + ", ".join(str(p) for p in written), file=sys.stderr)

@@ -14,6 +14,7 @@ from tfdiag.frontends.commands._common import (
     print_report,
 )
 from tfdiag.records.errors import InputError
+from tfdiag.records.text import clean
 
 
 def register(sub: Any) -> None:
@@ -50,6 +51,12 @@ def register(sub: Any) -> None:
         help="also write a plot of the iteration times (needs [plot])",
     )
     p.add_argument("--force", action="store_true", help="replace an existing --plot file")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the native log lines TensorFlow/xprof wrote while tfdiag worked "
+        "(kept in the report, off the terminal)",
+    )
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -74,5 +81,12 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(report, Report):
             raise InputError("--plot applies to profile reports only")
         print(f"saved {report.plot_timeline(args.plot, overwrite=args.force)}", file=sys.stderr)
-    print_report(report, args.format, args.width)
+    print_report(report, args.format, args.width, args.brief)
+    log = getattr(report, "native_log", None)
+    if args.verbose and log is not None:
+        print(f"native log lines kept while tfdiag worked: {log.total}", file=sys.stderr)
+        for line in log.lines:
+            print(f"  {clean(line)}", file=sys.stderr)
+        if log.total > len(log.lines):
+            print(f"  … {log.total - len(log.lines)} more not kept", file=sys.stderr)
     return 0

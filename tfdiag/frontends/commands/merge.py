@@ -29,6 +29,11 @@ def register(sub: Any) -> None:
         "--save", type=given("--save"), help="also save the merged view (<stem>.tfdiag.json)"
     )
     p.add_argument("--force", action="store_true", help="replace an existing saved result")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="merge although some tasks of the cluster have no report here (a note names them)",
+    )
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -40,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.save:
         check_targets(report_paths(args.save)[:1], overwrite=args.force)
-    result = merge(args.reports)
+    result = merge(args.reports, partial=args.partial)
     if args.save:
         print(f"saved {result.save(args.save, overwrite=args.force)}", file=sys.stderr)
-    print_report(result, args.format, args.width)
+    print_report(result, args.format, args.width, args.brief)
     return 0

@@ -54,21 +54,21 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tfdiag.frontends.native_stderr import import_tensorflow
+    from tfdiag.capture.native_log import import_tensorflow
     from tfdiag.records.files import check_targets
     from tfdiag.script.instrument import run_script
 
     if args.out:  # before the script runs, not after an hour of it
         check_targets([Path(args.out)], overwrite=args.force)
     if Path(args.script).is_file():  # else run_script says so at once
-        import_tensorflow()  # without its absl start-up lines (frontends/native_stderr.py)
+        import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
     with quiet or contextlib.nullcontext():
         result = run_script(
             args.script, args.args, iterations=args.iterations, tf_profiler=args.tf_profiler
         )
-    print_report(result, args.format, args.width)
+    print_report(result, args.format, args.width, args.brief)
     if args.out:
         print(f"saved {result.save(args.out, overwrite=args.force)}", file=sys.stderr)
     if result.status.startswith("interrupted"):

@@ -50,7 +50,7 @@ class Accelerated:
 
     def matches(self, x: Any) -> bool:
         shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
-        if shape is None or dtype is None or len(shape) < 1:
+        if shape is None or dtype is None or len(shape) < 1 or _layout(x) is not None:
             return False
         dname = str(getattr(dtype, "name", dtype))
         return (tuple(shape[1:]), dname) == (self.signature[0][1:], self.signature[1])
@@ -63,13 +63,26 @@ class Accelerated:
             return PREDICT
         return self.method
 
+    @property
+    def chunk_rows(self) -> int:
+        """The most rows the chosen method runs at once: the largest size measured. A larger
+        input runs in chunks of it (one batch of 200,000 rows through a wide layer took
+        gigabytes where ``predict`` took megabytes, #20.7)."""
+        return max(self.measured) if self.measured else 1
+
     def __call__(self, x: Any) -> Any:
         method = self.method_for(x)
+        if method == PREDICT:
+            return self.model.predict(x, batch_size=self.batch_size, verbose=0)
+        n, step = num_samples(x), max(self.chunk_rows, 1)
+        if n <= step:
+            return self._run(method, x)
+        return _concatenate([self._run(method, x[i : i + step]) for i in range(0, n, step)])
+
+    def _run(self, method: str, x: Any) -> Any:
         if method == GRAPH:
             return to_numpy(self.graph(x))
-        if method == ON_BATCH:
-            return to_numpy(self.model.predict_on_batch(x))
-        return self.model.predict(x, batch_size=self.batch_size, verbose=0)
+        return to_numpy(self.model.predict_on_batch(x))
 
     def explain(self) -> str:
         """What was chosen and why, with the figures measured."""
@@ -101,8 +114,73 @@ class Accelerated:
                 f"  {self.method} was faster than predict at every size measured (up to {most} "
                 "rows); no crossover"
             )
+        if self.method != PREDICT:
+            lines.append(
+                f"  inputs of more than {self.chunk_rows} rows (the largest size measured) "
+                f"run in chunks of {self.chunk_rows}"
+            )
         lines.append("  inputs of another shape or dtype go to predict")
         return "\n".join(lines)
+
+
+def _concatenate(parts: list[Any]) -> Any:
+    """The chunks' outputs as one output, like predict's (arrays, in any nesting)."""
+    import numpy as np
+
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: _concatenate([p[k] for p in parts]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(_concatenate([p[i] for p in parts]) for i in range(len(first)))
+    return np.concatenate(parts)
+
+
+def _layout(x: Any) -> str | None:
+    """``sparse`` or ``ragged`` for inputs the predictor cannot slice as rows, else None."""
+    names = {c.__name__ for c in type(x).__mro__}
+    module = type(x).__module__ or ""
+    if "SparseTensor" in names or module.startswith("scipy.sparse"):
+        return "sparse"
+    if "RaggedTensor" in names:
+        return "ragged"
+    return None
+
+
+def check_example(x: Any) -> tuple[tuple[int | None, ...], str]:
+    """``example_x``'s shape and dtype name, for a dense numeric array or tensor of rows.
+
+    Raises:
+        InputError: not one array or tensor; sparse or ragged; strings, objects or another
+            dtype that is not a number; no rows.
+    """
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is None or dtype is None or len(shape) < 1:
+        raise InputError("example_x must be one array or tensor (lists and dicts: use predict)")
+    layout = _layout(x)
+    if layout is not None:
+        raise InputError(
+            f"example_x is a {layout} tensor: accelerate times dense arrays only; use "
+            f"model.predict for {layout} inputs"
+        )
+    dname = str(getattr(dtype, "name", dtype))
+    kind = getattr(dtype, "kind", None)
+    if kind is None:  # a TensorFlow dtype
+        numeric = any(getattr(dtype, f, False) for f in ("is_floating", "is_integer", "is_bool"))
+        kind = "f" if numeric else "O"
+    if kind not in "biuf" or dname in ("str", "string", "object"):
+        raise InputError(
+            f"example_x holds {dname} values: accelerate times numeric inputs only; use "
+            "model.predict (a string input goes through the model's own preprocessing)"
+        )
+    try:
+        dims = tuple(None if d is None else int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise InputError(f"example_x has no fixed shape ({shape})") from None
+    if dims[0] == 0 or any(d == 0 for d in dims):
+        raise InputError(f"example_x has no rows (shape {dims}): give at least one example")
+    if dims[0] is None:
+        raise InputError("example_x has no known number of rows: give a concrete array")
+    return dims, dname
 
 
 def _dims(a: Accelerated) -> str:
@@ -133,18 +211,16 @@ def accelerate(
         rtol, atol: a method's output must match ``predict``'s within these.
 
     Raises:
-        InputError: not a Keras model, or ``example_x`` is not a single array or tensor.
+        InputError: not a Keras model; ``example_x`` is not a single dense array or tensor
+            of numbers with at least one row (sparse, ragged, strings, objects, no rows);
+            ``model.predict`` itself fails on it.
     """
     import numpy as np
 
     check_model(model)
-    shape, dtype = getattr(example_x, "shape", None), getattr(example_x, "dtype", None)
-    if shape is None or dtype is None or len(shape) < 1:
-        raise InputError("example_x must be one array or tensor (lists and dicts: use predict)")
+    dims, dname = check_example(example_x)
     import tensorflow as tf
 
-    dims = tuple(None if d is None else int(d) for d in shape)
-    dname = str(getattr(dtype, "name", dtype))
     spec = tf.TensorSpec((None, *dims[1:]), tf.as_dtype(dname))
     graph = tf.function(lambda t: model(t, training=False), input_signature=[spec])
     x = example_x
@@ -157,6 +233,9 @@ def accelerate(
     rejected: dict[str, str] = {}
     with _quiet_retracing():
         timed = measure([(n, _on(f, x)) for n, f in calls.items()], **timing)  # type: ignore[arg-type]
+        failed = next((t.error for t in timed if t.name == PREDICT and t.error), None)
+        if failed is not None:
+            raise InputError(f"model.predict(example_x) raised: {failed}")
         reference = calls[PREDICT](x)
         measured: dict[int, dict[str, float]] = {num_samples(x): {}}
         for t in timed:

@@ -140,6 +140,6 @@ class Call:
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, (bool, int, float, str)) or value is None:
+    if isinstance(value, (bool, float)) or value is None:
         return repr(value)
-    return describe_value(value)
+    return describe_value(value)  # bounded: a long string or a huge int is not written out

@@ -18,6 +18,18 @@ LARGE_BATCH = 1024
 MAX_ONE_BATCH = 1 << 16
 
 
+#: What a variant that runs x as it is reproduces of a predict (or model) call: the batch
+#: size and verbosity change how, not what, is computed.
+_SAME_X = frozenset({"x", "batch_size", "verbose"})
+
+
+def rerunnable(call: Call) -> str | None:
+    """Why the call as written cannot be run again for verification, or None."""
+    if call.arg("callbacks"):
+        return "the call passes callbacks, which a re-run would call again"
+    return None
+
+
 def baseline_inference(call: Call) -> Built:
     """The call as written, on the user's own model (inference reads it only)."""
 
@@ -32,6 +44,8 @@ def _predict_of_arrays(call: Call) -> str | None:
         return f"the call is {call.method or 'not a Keras method'}, not predict"
     if call.named is None or call.x_kind != "array":
         return "x is not a single array or tensor"
+    if call.arg("steps") is not None:
+        return "the call passes steps=: a variant over other batches would run another number"
     return None
 
 
@@ -56,6 +70,8 @@ def _graph_applies(call: Call) -> str | None:
         return f"the call is {call.method or 'not a Keras method'}, not inference"
     if call.named is None or call.x_kind != "array":
         return "x is not a single array or tensor"
+    if call.arg("training"):
+        return "the call runs the model with training=True; the graph function runs inference"
     return None
 
 
@@ -171,9 +187,19 @@ def _cast_once(call: Call) -> Built:
 
 INFERENCE_VARIANTS = {
     "predict_on_batch": Variant(
-        "predict_on_batch", INFERENCE, _predict_on_batch_applies, _predict_on_batch
+        "predict_on_batch",
+        INFERENCE,
+        _predict_on_batch_applies,
+        _predict_on_batch,
+        reproduces=_SAME_X,
     ),
-    "tf.function": Variant("tf.function", INFERENCE, _graph_applies, _graph_function),
+    "tf.function": Variant(
+        "tf.function",
+        INFERENCE,
+        _graph_applies,
+        _graph_function,
+        reproduces=_SAME_X | {"training"},
+    ),
     "one predict": Variant(
         "one predict over all batches", INFERENCE, _predict_of_arrays, _one_predict
     ),

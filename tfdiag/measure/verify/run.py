@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tfdiag.advise import Finding
@@ -22,7 +22,7 @@ from tfdiag.measure.check import loss_problem, output_mismatch
 from tfdiag.measure.run import _quiet_retracing
 from tfdiag.measure.timing import measure, one_line
 from tfdiag.measure.verify.call import Call
-from tfdiag.measure.verify.inference import baseline_inference
+from tfdiag.measure.verify.inference import baseline_inference, rerunnable
 from tfdiag.measure.verify.table import FIXES, NO_FIX
 from tfdiag.measure.verify.training import baseline_training, trainable
 from tfdiag.measure.verify.variant import TRAINING, Built, NotApplicable, Variant
@@ -93,8 +93,14 @@ def verify_findings(
             why = no_fix.get(f.id, "tfdiag has no mechanical fix for this finding")
             out.append(Verification(f.id, skipped=f"no mechanical fix: {why}"))
             continue
-        reasons = [(v, v.applies(call)) for v in variants]
+        reasons = [(v, v.why_not(call)) for v in variants]
         chosen = [v for v, why in reasons if why is None]
+        # a variant that would drop part of the call is named beside those measured
+        dropping = tuple(
+            f"{v.name}: not measured, {why}"
+            for v, why in reasons
+            if why is not None and v.applies(call) is None
+        )
         if not chosen:
             whys = {why for _, why in reasons}
             said = (
@@ -116,7 +122,8 @@ def verify_findings(
             )
             continue
         with _quiet_retracing():
-            out.append(_verify(call, f.id, chosen, settings, clock, on_step))
+            done = _verify(call, f.id, chosen, settings, clock, on_step)
+        out.append(replace(done, notes=(*dropping, *done.notes)) if done.variants else done)
     return tuple(out)
 
 
@@ -145,6 +152,8 @@ def _verify(
     training = _training(call)
     if training and (why := trainable(call)) is not None:
         return Verification(finding, skipped=f"the call cannot be re-run on a clone: {why}")
+    if not training and (why := rerunnable(call)) is not None:
+        return Verification(finding, skipped=f"the call cannot be re-run: {why}")
     try:
         base = baseline_training(call) if training else baseline_inference(call)
     except Exception as exc:

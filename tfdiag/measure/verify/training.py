@@ -69,6 +69,13 @@ def _fit_applies(call: Call) -> str | None:
     return why
 
 
+def _more_epochs_applies(call: Call) -> str | None:
+    why = _fit_applies(call)
+    if why is None and call.arg("initial_epoch"):
+        why = "the call passes initial_epoch=: more epochs would not multiply its work"
+    return why
+
+
 def _more_epochs(call: Call) -> Built:
     epochs = call.arg("epochs", 1)
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
@@ -158,9 +165,26 @@ def _cast_once(call: Call) -> Built:
     return _on_clone(call, call.clone(), named, fix)
 
 
+#: What the train step does as the call did: the same batches of x and y for the same
+#: epochs (in order: ``shuffle`` changes the order, not the work), ``verbose``, and
+#: ``train_on_batch``'s ``reset_metrics`` and ``return_dict`` (what it reports, not what it
+#: trains). Anything else — ``validation_data``, ``validation_split``, ``sample_weight``,
+#: ``class_weight``, ``steps_per_epoch``, ``initial_epoch`` — it would drop.
+_STEP_REPRODUCES = frozenset(
+    {"x", "y", "batch_size", "epochs", "verbose", "shuffle", "reset_metrics", "return_dict"}
+)
+
 TRAINING_VARIANTS = {
-    "more epochs": Variant("one fit over more epochs", TRAINING, _fit_applies, _more_epochs),
-    "train step": Variant("tf.function train step", TRAINING, _step_applies, _train_step),
+    "more epochs": Variant(
+        "one fit over more epochs", TRAINING, _more_epochs_applies, _more_epochs
+    ),
+    "train step": Variant(
+        "tf.function train step",
+        TRAINING,
+        _step_applies,
+        _train_step,
+        reproduces=_STEP_REPRODUCES,
+    ),
     "steps_per_execution": Variant(
         f"steps_per_execution={STEPS_PER_EXECUTION}",
         TRAINING,

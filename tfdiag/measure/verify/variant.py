@@ -12,6 +12,24 @@ from tfdiag.records.verification import FIX
 
 INFERENCE, TRAINING = "inference", "training"
 
+#: Keras' defaults of the arguments a variant may not reproduce: given so, they ask for
+#: nothing (``fit(..., validation_split=0.0, initial_epoch=0)`` validates nothing).
+_DEFAULTS: dict[str, object] = {
+    "validation_split": 0.0,
+    "initial_epoch": 0,
+    "validation_freq": 1,
+    "reset_metrics": True,
+    "return_dict": False,
+}
+
+
+def _default(name: str, value: object) -> bool:
+    if value is None or (isinstance(value, (list, tuple, dict)) and not value):
+        return True
+    if name not in _DEFAULTS or isinstance(value, bool) != isinstance(_DEFAULTS[name], bool):
+        return False
+    return bool(value == _DEFAULTS[name])
+
 
 class NotApplicable(Exception):
     """Raised by ``prepare`` when the variant cannot be built for this call (the reason)."""
@@ -46,7 +64,13 @@ class Built:
 @dataclass(frozen=True)
 class Variant:
     """One mechanical fix: when it applies to a call (``applies`` returns None, or the reason
-    it does not) and how to build it on that call."""
+    it does not) and how to build it on that call.
+
+    ``reproduces``: the call's arguments the variant does the same with (the work it stands
+    for); ``None``: it passes every argument of the call through. A call that gives any other
+    argument (``validation_data=``, ``sample_weight=``, ``callbacks=``) is not what the
+    variant runs, so it does not apply: verified means the same work, faster.
+    """
 
     name: str
     kind: str
@@ -54,3 +78,23 @@ class Variant:
     prepare: Callable[[Call], Built]
     role: str = FIX
     about: str = ""
+    reproduces: frozenset[str] | None = None
+
+    def dropped(self, call: Call) -> tuple[str, ...]:
+        """The call's arguments this variant would not reproduce (an argument given as its
+        default — None, an empty list, ``validation_split=0.0`` — asks for nothing)."""
+        if self.reproduces is None or call.named is None:
+            return ()
+        return tuple(
+            k for k, v in call.named.items() if k not in self.reproduces and not _default(k, v)
+        )
+
+    def why_not(self, call: Call) -> str | None:
+        """Why the variant does not apply to ``call`` (None: it does)."""
+        why = self.applies(call)
+        if why is not None:
+            return why
+        dropped = self.dropped(call)
+        if dropped:
+            return f"it does not reproduce {', '.join(f'{k}=' for k in dropped)} of the call"
+        return None

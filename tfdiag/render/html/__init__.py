@@ -17,11 +17,16 @@ from tfdiag.render.html.rich_html import to_html
 
 __all__ = ["report_html", "result_html"]
 
-_TITLES = {"compare": "comparison", "bench": "benchmark", "script": "script run"}
+_TITLES = {
+    "compare": "comparison",
+    "bench": "benchmark",
+    "script": "script run",
+    "diff": "diff of two runs",
+}
 
 
 def result_html(result: Any, view: Any) -> str:
-    """The page of a compare, bench or script result: its console view (``view``) as HTML."""
+    """The page of a compare, bench, script or diff result: its console view (``view``) as HTML."""
     what = _TITLES.get(result.kind, result.kind)
     body = f"<h1>tfdiag · {e(what)}</h1>{to_html(view)}"
     return page(f"tfdiag · {what}", body, scripts=False)

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from tfdiag.render.compare_console import Fitted
 from tfdiag.render.html.page import e
+from tfdiag.render.names import NamedRows
 
 
 def _plain(cell: object) -> str:
@@ -60,6 +61,8 @@ def to_html(renderable: RenderableType) -> str:
         return table_html(renderable)
     if isinstance(renderable, Fitted):
         return table_html(renderable.full_table())
+    if isinstance(renderable, NamedRows):  # a page has no width: one name per row
+        return table_html(renderable.table())
     if isinstance(renderable, Panel):
         title = f"<h3>{e(_plain(renderable.title))}</h3>" if renderable.title else ""
         return f'<section class="panel">{title}{to_html(renderable.renderable)}</section>'

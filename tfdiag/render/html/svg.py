@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from tfdiag.analysis.timeline import analyze_timeline, timeline_series
+from tfdiag.analysis.timeline import program_timeline
 from tfdiag.records.report import RunRecord
 from tfdiag.records.text import clean
 
@@ -25,10 +25,10 @@ def _t(text: str) -> str:
 
 def timeline_svg(report: RunRecord) -> str | None:
     """A ``<figure>``: the SVG plot and its legend as text; None without iteration times."""
-    times, what = timeline_series(report.timing)
+    pt = program_timeline(report)
+    times, what, tl = pt.times, pt.what, pt.timeline
     if not times:
         return None
-    tl = analyze_timeline(times)
     ms = [t * 1e3 for t in times]
     top = max(ms) * 1.08 or 1.0
     clipped: list[int] = []

@@ -1,0 +1,99 @@
+"""The CI guards on real TensorFlow, tiny functions and the seed-003 model: ``max_traces``
+around Python ints and tensors, and ``tfdiag diff`` of the ``predict_on_batch`` fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+import tfdiag
+from tfdiag.advise.guards import retrace_fix
+
+pytestmark = pytest.mark.tf
+
+
+def test_max_traces_names_a_function_traced_for_each_python_int() -> None:
+    import tensorflow as tf
+
+    @tf.function
+    def double(i):
+        return i * 2
+
+    with pytest.raises(tfdiag.TooManyTraces) as info:
+        with tfdiag.max_traces(1):
+            for i in range(5):
+                double(i)
+    text = str(info.value)
+    assert "`test_max_traces_names_a_function_traced_for_each_python_int.<locals>.double`" in text
+    assert "test_ci_tf.py:" in text and "was traced 5×" in text
+    assert "argument `i` is a Python value that changes: 0, 1, 2, 3, …" in text
+    assert f"fix: {retrace_fix('python-value')}" in text
+    (found,) = info.value.functions
+    assert found.traces == 5 and info.value.limit == 1
+    with tfdiag.max_traces(1):
+        for i in range(5):
+            double(tf.constant(i))
+
+
+def test_max_traces_as_a_decorator_with_shapes_new_functions_and_variables() -> None:
+    import tensorflow as tf
+
+    @tf.function
+    def total(x):
+        return tf.reduce_sum(x)
+
+    @tfdiag.max_traces(1)
+    def shapes() -> None:
+        for n in (2, 3):
+            total(tf.ones((n, 4)))
+
+    with pytest.raises(tfdiag.TooManyTraces, match="changes shape in dimension 0: 2, 3"):
+        shapes()
+    with pytest.raises(tfdiag.TooManyTraces, match="a new `tf.function` is made for every call"):
+        with tfdiag.max_traces(2):
+            for _ in range(3):
+                tf.function(lambda x: x + 1)(tf.constant(1))
+    v: list[tf.Variable] = []
+
+    @tf.function
+    def creates(x):
+        if not v:
+            v.append(tf.Variable(2.0))
+        return x * v[0]
+
+    with tfdiag.max_traces(1):  # traced twice by TensorFlow on its first call: counted once
+        for _ in range(3):
+            creates(tf.constant(1.0))
+
+
+def test_max_traces_lets_the_blocks_own_error_through_and_detaches() -> None:
+    import tensorflow as tf
+
+    from tfdiag.capture import traces
+
+    module = __import__(traces._MODULE, fromlist=["x"])
+    original = getattr(module, traces._TARGET)
+    with pytest.raises(ZeroDivisionError):
+        with tfdiag.max_traces(0):
+            tf.function(lambda x: x)(tf.constant(1))
+            1 / 0  # noqa: B018
+    assert getattr(module, traces._TARGET) is original
+
+
+def test_diff_of_the_predict_on_batch_fix(tiny_model_factory, tiny_data, tmp_path: Path) -> None:
+    x, _ = tiny_data
+    model = tiny_model_factory("keras3")
+    before = tfdiag.profile(model.predict, x, verbose=0, iterations=6, tf_profiler=False)
+    after = tfdiag.profile(model.predict_on_batch, x, iterations=6, tf_profiler=False)
+    b, a = before.save(tmp_path / "before")[0], after.save(tmp_path / "after")[0]
+    proc = run_cli("diff", str(b), str(a), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"] == "faster" and doc["ratio"] < 0.5, doc["ratio"]
+    assert "per-call-input-pipeline" in [c["id"] for c in doc["resolved"]]
+    swapped = run_cli("diff", str(a), str(b), "--fail-if-slower", "1.2")
+    assert swapped.returncode == 1, swapped.stdout + swapped.stderr
+    assert "AFTER is slower than 1.2 × BEFORE" in swapped.stderr

@@ -1,0 +1,223 @@
+"""The pytest plugin, as a user's suite meets it: pytest run in a subprocess on small test
+files, the plugin loaded with ``-p`` (the ``pytest11`` entry point does the same once tfdiag
+is installed), entry-point autoloading off so an installed copy cannot load twice."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from tfdiag.frontends.pytest_plugin import report_stem
+
+PLUGIN = "tfdiag.frontends.pytest_plugin"
+
+
+def fix_of(finding: str, key: str) -> str:
+    """A fix text of the findings table (the message quotes it whole)."""
+    from tfdiag.advise import FINDINGS
+
+    return next(s.fixes[key] for s in FINDINGS if s.id == finding)
+
+
+def run_pytest(
+    tmp_path: Path, source: str, *args: str, ini: str = "", timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_user.py").write_text(textwrap.dedent(source))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n" + textwrap.dedent(ini))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "COLUMNS": "200",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider", "-q", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_the_entry_point_is_declared_and_resolves_to_the_plugin() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    import importlib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    target = project["entry-points"]["pytest11"]["tfdiag"]
+    assert target == PLUGIN
+    module = importlib.import_module(target)
+    assert callable(module.pytest_addoption) and callable(module.tfdiag_check)
+
+
+def test_report_stems_are_file_names_one_per_test() -> None:
+    assert report_stem("tests/test_x.py::test_y[a-1]") == "tests_test_x.py__test_y_a-1"
+    assert report_stem("t.py::T::test[../../etc]") == "t.py__T__test_.._.._etc"
+    long = report_stem("t.py::test[" + "x" * 300 + "]")
+    assert len(long) == 120 and long != report_stem("t.py::test[" + "x" * 301 + "]")
+
+
+def test_a_passing_check_returns_the_report_and_saves_it_per_test(tmp_path: Path) -> None:
+    """Plain Python, no TensorFlow: the settings come from the call, the marker, the ini."""
+    source = """
+        import sys
+        import pytest
+
+        def work():
+            return sum(range(200))
+
+        def test_call(tfdiag_check):
+            report = tfdiag_check(work, iterations=4)
+            assert len(report.timing.iteration_s) == 4
+            again = tfdiag_check(work, iterations=3, forbid=[])
+            assert len(again.timing.iteration_s) == 3
+            assert "tensorflow" not in sys.modules
+
+        @pytest.mark.tfdiag(iterations=5)
+        def test_marker(tfdiag_check):
+            assert len(tfdiag_check(work).timing.iteration_s) == 5
+
+        def test_ini(tfdiag_check):
+            assert len(tfdiag_check(work).timing.iteration_s) == 6
+
+        @pytest.mark.tfdiag(iteratons=5)
+        def test_marker_typo(tfdiag_check):
+            tfdiag_check(work)
+
+        def test_unknown_id(tfdiag_check):
+            tfdiag_check(work, forbid=["per-iteration-tracin"])
+
+        @pytest.mark.tfdiag(iterations=0)
+        def test_no_iterations(tfdiag_check):
+            tfdiag_check(work)
+    """
+    proc = run_pytest(tmp_path, source, "--tfdiag-dir", "out", ini="tfdiag_iterations = 6\n")
+    out = proc.stdout
+    assert "3 passed" in out and "3 failed" in out, out + proc.stderr
+    assert "unknown setting(s) iteratons" in out
+    assert "tfdiag_check: forbid: 'per-iteration-tracin' is not a finding id" in out
+    assert "tfdiag_check: iterations must be at least 1, got 0" in out
+    assert "guard.py" not in out  # a settings mistake is one line, not tfdiag's traceback
+    saved = sorted(p.name for p in (tmp_path / "out").glob("*.tfdiag.json"))
+    assert saved == [
+        "test_user.py__test_call-2.tfdiag.json",
+        "test_user.py__test_call.tfdiag.json",
+        "test_user.py__test_ini.tfdiag.json",
+        "test_user.py__test_marker.tfdiag.json",
+    ]
+    assert (tmp_path / "out" / "test_user.py__test_call.prof").exists()
+
+
+def test_ini_options_set_the_suite_defaults_markers_override_and_tmp_path_holds_reports(
+    tmp_path: Path,
+) -> None:
+    source = """
+        import pytest
+
+        def test_ini(tfdiag_check):
+            assert tfdiag_check.settings() == {
+                "forbid": ["per-iteration-tracing", "eager-execution"],
+                "iterations": 7,
+                "severity": "high",
+                "tf_profiler": True,
+            }
+
+        @pytest.mark.tfdiag(severity="low", iterations=3)
+        class TestMarked:
+            @pytest.mark.tfdiag(forbid=[], iterations=2)
+            def test_marker(self, tfdiag_check):
+                assert tfdiag_check.settings() == {
+                    "forbid": [], "iterations": 2, "severity": "low", "tf_profiler": True
+                }
+
+        @pytest.mark.tfdiag(tf_profiler=False, iterations=3)
+        def test_default_dir(tfdiag_check, tmp_path):
+            tfdiag_check(lambda: sum(range(10)))
+            assert (tmp_path / "test_user.py__test_default_dir.tfdiag.json").exists()
+    """
+    ini = """
+        tfdiag_forbid = per-iteration-tracing eager-execution
+        tfdiag_iterations = 7
+        tfdiag_severity = high
+        tfdiag_tf_profiler = true
+    """
+    proc = run_pytest(tmp_path, source, ini=ini)
+    assert "3 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_options_are_in_pytest_help(tmp_path: Path) -> None:
+    proc = run_pytest(tmp_path, "", "--help")
+    assert proc.returncode == 0, proc.stderr
+    for text in ("--tfdiag-dir", "tfdiag_forbid", "tfdiag_iterations", "tfdiag_severity"):
+        assert text in proc.stdout, text
+
+
+@pytest.mark.tf
+def test_the_ci_doc_suite_passes_and_its_predict_variant_fails(tmp_path: Path) -> None:
+    """docs/ci.md's worked example, run as written; with ``model.predict`` in its predict
+    test (the failure the doc shows), that test fails on ``per-call-input-pipeline``."""
+    import re
+
+    doc = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    (suite,) = [b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "test_speed" in b]
+    proc = run_pytest(tmp_path, suite, "--tfdiag-dir", "tfdiag-reports")
+    assert "3 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert (tmp_path / "tfdiag-reports" / "test_user.py__test_train_step.tfdiag.json").exists()
+    slow = suite.replace(
+        "tfdiag_check(model.predict_on_batch, x)", "tfdiag_check(model.predict, x, verbose=0)"
+    )
+    assert slow != suite
+    proc = run_pytest(tmp_path, slow)
+    assert "1 failed, 2 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert "[high] per-call-input-pipeline: A data adapter" in proc.stdout
+    assert f"fix: {fix_of('per-call-input-pipeline', 'predict')}" in proc.stdout
+
+
+TF_SUITE = """
+    import itertools
+    import tensorflow as tf
+
+    @tf.function
+    def step(i):
+        return i * 2
+
+    def test_python_int(tfdiag_check):
+        counter = itertools.count()
+        tfdiag_check(lambda: step(next(counter)), forbid=["per-iteration-tracing"])
+
+    def test_python_int_default_forbid(tfdiag_check):
+        counter = itertools.count(100)
+        tfdiag_check(lambda: step(next(counter)))
+
+    def test_tensor(tfdiag_check):
+        counter = itertools.count()
+        report = tfdiag_check(
+            lambda: step(tf.constant(next(counter))), forbid=["per-iteration-tracing"]
+        )
+        assert "per-iteration-tracing" not in [f.id for f in report.findings]
+"""
+
+
+@pytest.mark.tf
+def test_a_changing_python_int_fails_the_test_and_a_tensor_passes(tmp_path: Path) -> None:
+    proc = run_pytest(tmp_path, TF_SUITE, "--tfdiag-dir", str(tmp_path / "reports"))
+    out = proc.stdout
+    assert proc.returncode == 1 and "2 failed, 1 passed" in out, out + proc.stderr
+    assert "FAILED test_user.py::test_python_int - tfdiag" in out
+    assert "FAILED test_user.py::test_python_int_default_forbid" in out
+    message = out[out.index("ForbiddenFinding: tfdiag_check: 1 forbidden finding(s)") :]
+    assert "[high] per-iteration-tracing: Graphs are traced on every iteration" in message
+    assert "argument `i` is a Python value that changes" in message
+    assert f"fix: {fix_of('per-iteration-tracing', 'python-value')}" in message
+    report = tmp_path / "reports" / "test_user.py__test_python_int.tfdiag.json"
+    assert f"report: {report}" in message and report.exists()
+    assert (tmp_path / "reports" / "test_user.py__test_tensor.tfdiag.json").exists()
+    assert "guard.py" not in message  # the failure points at the test, not tfdiag's frames

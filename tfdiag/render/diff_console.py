@@ -1,0 +1,72 @@
+"""The rich console view of a diff: the verdict and ratio, each run's times and noise, any
+warning, then the findings resolved, new and persisting."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from tfdiag.advise.diff import Change, DiffRecord, Side
+from tfdiag.advise.finding import Finding
+from tfdiag.records.units import fmt_pct0, fmt_ratio, fmt_s
+from tfdiag.render.safe import labelled
+
+_VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "bold"}
+
+
+def headline(record: DiffRecord) -> str:
+    """``AFTER is faster: 0.08× the time per iteration, beyond both runs' noise``."""
+    r = fmt_ratio(record.ratio)
+    if record.verdict == "same":
+        return f"the same within the noise: AFTER takes {r} the time per iteration"
+    return f"AFTER is {record.verdict}: {r} the time per iteration, beyond both runs' noise"
+
+
+def _side(role: str, side: Side) -> Text:
+    s = side.spread
+    return labelled(
+        role,
+        f"{side.label} ({side.name}): median {fmt_s(s.median_s)} per iteration, IQR "
+        f"{fmt_s(s.iqr_s)} ({fmt_s(s.q1_s)} to {fmt_s(s.q3_s)}, {s.n} iterations)",
+    )
+
+
+def _state(f: Finding | None) -> str:
+    return "–" if f is None else f"{f.severity}, {fmt_pct0(f.impact)}"
+
+
+def _table(title: str, changes: tuple[Change, ...]) -> RenderableType:
+    if not changes:
+        return Text(f"{title}: none")
+    table = Table(title=f"{title} ({len(changes)})", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("finding", overflow="fold")
+    table.add_column("title", overflow="fold")
+    table.add_column("before", justify="right")
+    table.add_column("after", justify="right")
+    for c in changes:
+        table.add_row(c.id, c.title, _state(c.before), _state(c.after))
+    return table
+
+
+def render_diff(record: DiffRecord) -> RenderableType:
+    lines = [
+        Text(headline(record), style=_VERDICT_STYLE.get(record.verdict, "bold")),
+        _side("before", record.before),
+        _side("after", record.after),
+    ]
+    lines += [labelled("warning", (w, "yellow")) for w in record.warnings]
+    parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag diff", box=box.ROUNDED)]
+    parts += [
+        _table("resolved", record.resolved),
+        _table("new", record.new),
+        _table("persisting", record.persisting),
+        Text(
+            "impact: as in each report, the share of the time the finding's fix can remove; "
+            "faster/slower: the runs' interquartile intervals do not overlap (docs/ci.md)",
+            style="dim",
+        ),
+    ]
+    return Group(*parts)

@@ -1,0 +1,52 @@
+"""A diff as JSON: ``ratio``, ``verdict``, each run's times, the findings ``resolved``,
+``new`` and ``persisting`` (each with its state before and after), and ``warnings``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfdiag.advise.diff import Change, DiffRecord, Side
+from tfdiag.records.clock import now_iso
+from tfdiag.records.version import __version__
+
+
+def _side(side: Side) -> dict[str, Any]:
+    s = side.spread
+    return {
+        "name": side.name,
+        "label": side.label,
+        "partial": side.partial,
+        "iterations": s.n,
+        "median_s": s.median_s,
+        "q1_s": s.q1_s,
+        "q3_s": s.q3_s,
+        "iqr_s": s.iqr_s,
+    }
+
+
+def _change(c: Change) -> dict[str, Any]:
+    def state(f: Any) -> dict[str, Any] | None:
+        if f is None:
+            return None
+        return {"severity": f.severity, "impact": f.impact, "evidence": list(f.evidence)}
+
+    doc = {"id": c.id, "title": c.title, "before": state(c.before), "after": state(c.after)}
+    if c.after is not None:
+        doc["fix"] = c.after.fix
+    return doc
+
+
+def diff_to_json(record: DiffRecord) -> dict[str, Any]:
+    return {
+        "kind": record.kind,
+        "tool": f"tfdiag {__version__}",
+        "created": now_iso(),
+        "ratio": record.ratio,
+        "verdict": record.verdict,
+        "before": _side(record.before),
+        "after": _side(record.after),
+        "resolved": [_change(c) for c in record.resolved],
+        "new": [_change(c) for c in record.new],
+        "persisting": [_change(c) for c in record.persisting],
+        "warnings": list(record.warnings),
+    }
