@@ -45,6 +45,7 @@ CORE = frozenset(
         "py-function-in-layer",
         "heavy-user-callback",
         "compute-bound-conv-predict",
+        "xla-compile-new-shape",
     }
 )
 

@@ -285,10 +285,12 @@ def test_run_traces_a_costly_site_with_the_tf_profiler(tmp_path: Path) -> None:
     top = result.sites[0]
     report = top.report
     assert report is not None and top.calls == 7
-    # 3 calls under cProfile, the next one under the TF profiler, the other 3 timed
+    # call 1 diagnosed by the callback inside it; calls 2-4 under cProfile, the next one
+    # under the TF profiler, the other 2 timed
     assert report.probes is not None and report.probes.tf_profile is not None
-    assert len(report.timing.iteration_s) == 3
-    assert any("call 4 ran under the TF profiler" in n for n in report.notes), report.notes
+    assert len(report.timing.iteration_s) == 2
+    assert any("call 5 ran under the TF profiler" in n for n in report.notes), report.notes
+    assert any("calls 2–4 ran under cProfile" in n for n in report.notes), report.notes
     assert report.findings[0].id == "input-bound"
     # the Python the pipeline calls back was timed on the unprofiled calls
     assert report.py_callbacks and report.py_callbacks[0].function.endswith("slow")

@@ -11,7 +11,7 @@ steady-state finding follows it, ``first`` when it leads ahead of some.
 
 from __future__ import annotations
 
-from tfdiag.advise import calls, data, graphs, timeline, work
+from tfdiag.advise import calls, data, graphs, timeline, work, xla
 from tfdiag.advise.finding import Context, FindingSpec
 
 MEASURE_ON_YOUR_MODEL = (
@@ -374,6 +374,25 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "(docs/timeline.md); on a busy machine only when they recur at the program's own "
         "period",
         tier="timing",
+    ),
+    FindingSpec(
+        "xla-compile-per-shape",
+        "XLA compiles the step again for every new input shape",
+        xla.xla_compile_per_shape,
+        fixes={
+            "other": "With `jit_compile=True` XLA compiles `{function}` once per concrete "
+            "input shape, and {dimension} changes between calls. Give it a few fixed shapes: "
+            "batch with `drop_remainder=True` (`dataset.batch(n, drop_remainder=True)`), pad "
+            "each batch up to one of a few bucket sizes "
+            "(`tf.data.Dataset.bucket_by_sequence_length`, or pad to the next multiple of "
+            "32 with `tf.pad`), or cut requests into chunks of one size. Where the shapes "
+            "must stay dynamic, compile without XLA: `model.compile(..., jit_compile=False)` "
+            "(Keras), `@tf.function(jit_compile=False)` (a custom step).",
+        },
+        thresholds={"min_share": 0.2, "min_steps_share": 0.5},
+        when="the TF profiler's trace holds XLA compilations (`*Compiler::RunBackend` events) "
+        "in ≥ `min_steps_share` of the traced iterations and they take ≥ `min_share` of "
+        "those iterations' time",
     ),
     FindingSpec(
         "drift",

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tfdiag.records.probes import InputStage, OpRow, PyFuncs, TfProfile
+from tfdiag.records.probes import InputStage, OpRow, PyFuncs, TfProfile, XlaCompile
 
 #: Ops kept in the report, by self time.
 TOP_OPS = 15
@@ -268,6 +268,7 @@ def tf_profile_from_tools(
     export_s: float = 0.0,
     input_doc: Any = None,
     py_funcs: PyFuncs | None = None,
+    xla_compiles: Sequence[XlaCompile] = (),
 ) -> TfProfile:
     """Combine the two xprof tools with the probe's own clock into one record."""
     ops = parse_op_stats(op_stats_doc)
@@ -297,6 +298,7 @@ def tf_profile_from_tools(
         eager_op_s=ops.eager_op_s,
         collective_op_s=ops.collective_op_s,
         collective_ops=ops.collective_ops,
+        xla_compiles=tuple(xla_compiles),
     )
 
 
@@ -325,3 +327,32 @@ def step_cycles(
         cycles.append((nxt - start) * _PS)
         in_fn.append((sum(own) if own else duration) * _PS)
     return tuple(cycles), tuple(in_fn)
+
+
+#: The XSpace event of one XLA compilation (one executable, one concrete input shape):
+#: ``CpuCompiler::RunBackend`` on CPU, ``GpuCompiler::RunBackend`` on a GPU; its ``name``
+#: stat is the HLO module's name.
+XLA_COMPILE_SUFFIX = "Compiler::RunBackend"
+_HLO_NAME = re.compile(r"^(?:a_)?_*inference_(?P<fn>.+?)_\d+__(?:\.\d+)*$")
+
+
+def xla_function_name(module: str) -> str:
+    """The tf.function behind an HLO module: ``a_inference_one_step_on_data_110__.1`` →
+    ``one_step_on_data``; other names are kept as they are."""
+    m = _HLO_NAME.match(module)
+    return m.group("fn") if m else module
+
+
+def xla_compiles(
+    events: Sequence[tuple[str, int, int]], steps: Sequence[tuple[int, int]]
+) -> tuple[XlaCompile, ...]:
+    """``(HLO module, start, duration)`` compile events (picoseconds) grouped by function,
+    with the traced steps (``(start, end)``) each compiled in; heaviest first."""
+    found: dict[str, list[Any]] = {}
+    for module, start, duration in events:
+        entry = found.setdefault(xla_function_name(module), [0, 0, set()])
+        entry[0] += 1
+        entry[1] += duration
+        entry[2].update(i for i, (a, b) in enumerate(steps) if a <= start <= b)
+    rows = [XlaCompile(fn, n, ps * 1e-12, len(in_steps)) for fn, (n, ps, in_steps) in found.items()]
+    return tuple(sorted(rows, key=lambda c: c.seconds, reverse=True))

@@ -23,15 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from tfdiag.analysis.xprof import (
+    XLA_COMPILE_SUFFIX,
     XprofFormatError,
     events_per_step,
     is_py_func,
     tf_profile_from_tools,
+    xla_compiles,
 )
 from tfdiag.capture.native_log import quiet
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
-from tfdiag.records.probes import PyFuncs, TfProfile
+from tfdiag.records.probes import PyFuncs, TfProfile, XlaCompile
 
 #: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building, all
 #: that tfdiag reads; level 2 adds TF runtime events (executor, thread pools) that cost more.
@@ -174,6 +176,19 @@ def _xspaces(files: TraceFiles) -> Iterator[Any]:
 class TraceScan:
     graph_builds_per_step: tuple[int, ...] | None
     py_funcs: PyFuncs | None
+    xla_compiles: tuple[XlaCompile, ...] = ()
+
+
+def _stat_text(plane: Any, event: Any, name: str) -> str:
+    """An event's string stat ``name`` (a value or a reference to one), or ``""``."""
+    for stat in event.stats:
+        meta = plane.stat_metadata.get(stat.metadata_id)
+        if meta is not None and meta.name == name:
+            if stat.str_value:
+                return str(stat.str_value)
+            ref = plane.stat_metadata.get(stat.ref_value)
+            return str(ref.name) if ref is not None else ""
+    return ""
 
 
 def scan_trace(files: TraceFiles) -> TraceScan:
@@ -184,6 +199,7 @@ def scan_trace(files: TraceFiles) -> TraceScan:
     builds: list[int] = []
     seconds = {"pipeline": 0.0, "step": 0.0}
     counts = {"pipeline": 0, "step": 0}
+    compiles: list[tuple[str, int, int]] = []
     seen = False
     for space in _xspaces(files):
         seen = True
@@ -200,6 +216,9 @@ def scan_trace(files: TraceFiles) -> TraceScan:
                         steps.append((start, start + event.duration_ps))
                     elif name == GRAPH_BUILDING:
                         builds.append(start)
+                    elif name.endswith(XLA_COMPILE_SUFFIX):
+                        module = _stat_text(plane, event, "name") or "?"
+                        compiles.append((module, start, event.duration_ps))
                     elif name.startswith("Iterator::"):
                         iterators.append((start, start + event.duration_ps))
                     elif is_py_func(name.split(":")[-1]):
@@ -213,7 +232,8 @@ def scan_trace(files: TraceFiles) -> TraceScan:
     if not seen:
         return TraceScan(None, None)
     funcs = PyFuncs(seconds["pipeline"], counts["pipeline"], seconds["step"], counts["step"])
-    return TraceScan(events_per_step(sorted(steps), builds), funcs)
+    ordered = sorted(steps)
+    return TraceScan(events_per_step(ordered, builds), funcs, xla_compiles(compiles, ordered))
 
 
 def _read(
@@ -258,6 +278,7 @@ def read_tools(
             iteration_s=times,
             graph_builds_per_step=scan.graph_builds_per_step,
             py_funcs=scan.py_funcs,
+            xla_compiles=scan.xla_compiles,
             host_tracer_level=HOST_TRACER_LEVEL,
             export_s=export_s,
         )

@@ -98,6 +98,17 @@ class PyFuncs:
 
 
 @dataclass(frozen=True)
+class XlaCompile:
+    """XLA compilations of one function in the trace (its HLO modules, one executable per
+    concrete input shape): how many, their seconds, and in how many traced steps."""
+
+    function: str
+    count: int
+    seconds: float
+    steps: int = 0
+
+
+@dataclass(frozen=True)
 class TfProfile:
     """The TF profiler pass, as xprof read it.
 
@@ -135,6 +146,9 @@ class TfProfile:
     collective_op_s: float = 0.0
     #: ``(op type, occurrences, self seconds)`` per collective op type, over all steps.
     collective_ops: tuple[tuple[str, int, float], ...] = ()
+    #: XLA compilations in the trace, by function, heaviest first (empty: none, or an
+    #: older report).
+    xla_compiles: tuple[XlaCompile, ...] = ()
 
     @property
     def has_device(self) -> bool:
@@ -217,6 +231,7 @@ def _tf_to_json(t: TfProfile | None) -> dict[str, Any] | None:
         "eager_op_s": t.eager_op_s,
         "collective_op_s": t.collective_op_s,
         "collective_ops": [list(c) for c in t.collective_ops],
+        "xla_compiles": [[c.function, c.count, c.seconds, c.steps] for c in t.xla_compiles],
     }
 
 
@@ -292,6 +307,11 @@ def _tf(d: Obj | None) -> TfProfile | None:
         w = f"{d.at('collective_ops')}[]"
         op_type, n, own = row(c, w, range(3, 4))
         collectives.append((text(op_type, w), count(n, w), seconds(own, w)))
+    compiles = []
+    for c in d.items("xla_compiles"):
+        w = f"{d.at('xla_compiles')}[]"
+        fn, n, secs, steps = row(c, w, range(4, 5))
+        compiles.append(XlaCompile(text(fn, w), count(n, w), seconds(secs, w), count(steps, w)))
     return TfProfile(
         steps=d.count("steps", lo=1, hi=10**9),
         iteration_s=d.series("iteration_s"),
@@ -319,6 +339,7 @@ def _tf(d: Obj | None) -> TfProfile | None:
         eager_op_s=d.seconds("eager_op_s", 0.0),
         collective_op_s=d.seconds("collective_op_s", 0.0),
         collective_ops=tuple(collectives),
+        xla_compiles=tuple(compiles),
     )
 
 

@@ -127,6 +127,15 @@ def _op_lines(report: RunRecord, tf: TfProfile) -> list[Text]:
                 *verdict,
             )
         )
+    for c in tf.xla_compiles[:2]:
+        lines.append(
+            _line(
+                "XLA",
+                f"`{c.function}` compiled {c.count}× ({fmt_s(c.seconds / max(c.count, 1))} "
+                f"each) in {c.steps} of {tf.steps} traced steps: one executable per concrete "
+                "input shape",
+            )
+        )
     return lines
 
 

@@ -66,7 +66,10 @@ def _bar(share: float) -> str:
 
 def _sites(result: ScriptRecord) -> RenderableType:
     if not result.sites:
-        return Text("No Keras predict/fit/evaluate/*_on_batch call was made by the script.")
+        return Text(
+            "No Keras predict/fit/evaluate/*_on_batch call, tf.function step of your own "
+            "or eager model call from your code was made by the script."
+        )
     rows = []
     for site in result.sites[:TOP_SITES]:
         share = result.share(site)

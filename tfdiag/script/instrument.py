@@ -2,9 +2,10 @@
 
 ``predict``, ``fit``, ``evaluate``, ``train_on_batch``, ``test_on_batch`` and
 ``predict_on_batch`` are patched on the classes that define them for
-``keras.Model`` (Keras 3) and ``tf_keras.Model``, and always restored, whether the
-script returns, raises or calls ``sys.exit``; :class:`~tfdiag.script.recorder.Recorder`
-charges each call to the user's line that made it.
+``keras.Model`` (Keras 3) and ``tf_keras.Model``, and so are the user's ``tf.function``
+steps and eager model calls (:mod:`tfdiag.script.loops`: custom training loops); all are
+always restored, whether the script returns, raises or calls ``sys.exit``;
+:class:`~tfdiag.script.recorder.Recorder` charges each call to the user's line that made it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.reading import check_regular
 from tfdiag.results.script import ScriptResult
+from tfdiag.script.loops import loops_recorded
 from tfdiag.script.recorder import Recorder
 
 METHODS = ("predict", "fit", "evaluate", "train_on_batch", "test_on_batch", "predict_on_batch")
@@ -124,7 +126,7 @@ def run_script(
     t0 = clock()
     recorder.probes.start()
     try:
-        with instrumented(classes, recorder):
+        with instrumented(classes, recorder), loops_recorded(classes, recorder):
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as exc:

@@ -98,6 +98,15 @@ class ScriptProbes:
         if owner is not None and owner.block is not None:
             owner.block.close()
 
+    def release_tf_profiler(self) -> None:
+        """Write the trace a site's block holds open (between its calls), so that a fit's
+        own callback can start the TF profiler."""
+        owner = self._block_owner
+        if owner is not None and owner.block is not None:
+            owner.block.close()
+            if owner.block.done:
+                self._block_owner = None
+
     # -- around one call -------------------------------------------------------------
 
     def profiled(self, site: SiteProbes, i: int) -> None:

@@ -34,6 +34,7 @@ from tfdiag.records.script import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
 from tfdiag.results.script import ScriptResult
+from tfdiag.script.fit_probe import SiteCallback, injectable
 from tfdiag.script.probes import ScriptProbes, SiteProbes
 
 #: Per-call times kept per site (the counts and totals stay exact beyond it).
@@ -72,6 +73,9 @@ class _Site:
     stats: ProfileStats | None = None
     probes: SiteProbes | None = None
     traced: int = 0
+    #: The callback that diagnosed the site's first ``fit`` from inside, and that call's time.
+    callback: SiteCallback | None = None
+    first_s: float | None = None
 
 
 class Recorder:
@@ -107,6 +111,16 @@ class Recorder:
 
         return instrumented_call
 
+    @property
+    def inside(self) -> bool:
+        """Whether this thread is inside a recorded call (whose inner calls are its own)."""
+        return bool(getattr(self._local, "inside", False))
+
+    def is_user(self, filename: str) -> bool:
+        """Whether ``filename`` is the user's code: the script, or a file beside it that
+        is neither tfdiag nor an installed package."""
+        return self._is_user(filename)
+
     def call(
         self,
         original: Callable[..., Any],
@@ -114,7 +128,14 @@ class Recorder:
         model: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
+        *,
+        described: Any = None,
+        owner: str | None = None,
     ) -> Any:
+        """``original(model, *args, **kwargs)``, recorded as a call of ``method`` at the
+        user's line that made it; ``described`` is the callable the report describes
+        (default: ``model``'s ``method``), ``owner`` the site's owner (default: the
+        model's class)."""
         local = self._local
         if getattr(local, "inside", False):
             return original(model, *args, **kwargs)
@@ -122,12 +143,15 @@ class Recorder:
         entered = clock()
         local.inside = True
         try:
-            site = self._site(sys._getframe(2), method, model, args, kwargs)
+            site = self._site(sys._getframe(2), method, model, args, kwargs, described, owner)
             profiler = self._profiler_for(site)
             probes = site.probes
             assert probes is not None
             probes.calls = site.calls
             traced = False
+            fit_cb = self._fit_callback(site, profiler, original, args, kwargs)
+            if fit_cb is not None:
+                kwargs = {**kwargs, "callbacks": [*(kwargs.get("callbacks") or ()), fit_cb]}
             if profiler is not None:
                 self.probes.profiled(probes, len(site.profiled_s))
             else:
@@ -146,7 +170,7 @@ class Recorder:
                     profiler.disable()
                 t1 = clock()
                 self.probes.ended(probes, t1 - t0, traced)
-                self._record(site, t1 - t0, failed, profiler, traced)
+                self._record(site, t1 - t0, failed, profiler, traced, fit_cb)
                 with self._lock:  # the stack walk, the snapshots: left out of the wall time
                     self.overhead_s += (t0 - entered) + (clock() - t1)
         finally:
@@ -176,6 +200,8 @@ class Recorder:
         model: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
+        described: Any = None,
+        owner: str | None = None,
     ) -> _Site:
         frame: FrameType | None = caller
         while frame is not None and not self._is_user(frame.f_code.co_filename):
@@ -194,14 +220,41 @@ class Recorder:
                         file=shown,
                         line=line,
                         method=method,
-                        owner=type(model).__name__,
+                        owner=type(model).__name__ if owner is None else owner,
                         flavour=flavour_of(model),
                         code=linecache.getline(filename, line).strip(),
-                        call=describe_call(getattr(model, method), args, kwargs),
+                        call=describe_call(
+                            getattr(model, method) if described is None else described,
+                            args,
+                            kwargs,
+                        ),
                         probes=self.probes.new_site(),
                     ),
                 )
         return site
+
+    def _fit_callback(
+        self,
+        site: _Site,
+        profiler: cProfile.Profile | None,
+        original: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> SiteCallback | None:
+        """The callback that diagnoses a site's first ``fit`` from inside, or None."""
+        if profiler is None or site.method != "fit" or site.calls or site.profiled_s:
+            return None
+        if not injectable(original, args, kwargs):
+            return None
+        self.probes.release_tf_profiler()  # its TF trace must not be open during the fit
+        return SiteCallback(
+            iterations=self.iterations,
+            outer=profiler,
+            call=site.call,
+            where=f"{site.file}:{site.line}",
+            tf_profiler=self.probes.tf_profiler,
+            clock=self.clock,
+        )
 
     def _profiler_for(self, site: _Site) -> cProfile.Profile | None:
         if len(site.profiled_s) >= self.limit or busy_reason() is not None:
@@ -217,12 +270,18 @@ class Recorder:
         failed: bool,
         profiler: cProfile.Profile | None,
         traced: bool,
+        fit_cb: SiteCallback | None = None,
     ) -> None:
         with self._lock:
             site.calls += 1
             site.total_s += elapsed
             site.errors += failed
-            if traced:  # under the TF profiler: not the timeline's
+            if fit_cb is not None and fit_cb.took_over:  # its profile is the callback's
+                fit_cb.close()  # a fit that raised may have left it attached
+                site.callback, site.first_s, site.profiler = fit_cb, elapsed, None
+                assert site.probes is not None
+                site.probes.traces.events.clear()
+            elif traced:  # under the TF profiler: not the timeline's
                 site.traced += 1
             elif profiler is not None:
                 site.profiled_s.append(elapsed)
@@ -239,13 +298,22 @@ class Recorder:
         if site.profiler is not None:
             site.stats, site.profiler = snapshot(site.profiler), None
         k = len(site.profiled_s)
+        if site.callback is not None and k < 2:  # its first fit, diagnosed from inside
+            return site.callback.report
         if site.stats is None or k == 0:
             return None
-        notes = [f"calls made at {shown}; the first {k} ran under cProfile"]
+        first = 1 if site.callback is None else 2
+        notes = [
+            f"calls made at {shown}; the first {k} ran under cProfile"
+            if first == 1
+            else f"calls made at {shown}; call 1 was diagnosed by tfdiag's ProfileCallback "
+            f"(no report is shown for it), calls 2–{k + 1} ran under cProfile"
+        ]
         assert site.probes is not None
         tf_profile, files = self.probes.tf_record(site.probes, wanted=True)
         if site.traced:
-            span = f"call {k + 1}" if site.traced == 1 else f"calls {k + 1}–{k + site.traced}"
+            n = k + first
+            span = f"call {n}" if site.traced == 1 else f"calls {n}–{n + site.traced - 1}"
             notes.append(
                 f"{span} ran under the TF profiler"
                 + ("" if tf_profile is not None else ", which recorded nothing")
@@ -253,7 +321,7 @@ class Recorder:
             )
             notes += site.probes.block.notes if site.probes.block is not None else []
         if site.timed_s:
-            start = k + site.traced + 1
+            start = k + site.traced + first
             notes.append(
                 f"the timeline is calls {start}–{start + len(site.timed_s) - 1} of this site, "
                 f"with no profiler attached (numbered 1–{len(site.timed_s)} there)"
@@ -310,8 +378,12 @@ class Recorder:
                     calls=site.calls,
                     total_s=site.total_s,
                     errors=site.errors,
-                    profiled_calls=len(site.profiled_s),
-                    call_s=tuple(site.profiled_s + site.timed_s),
+                    profiled_calls=len(site.profiled_s) + (site.first_s is not None),
+                    call_s=tuple(
+                        ([] if site.first_s is None else [site.first_s])
+                        + site.profiled_s
+                        + site.timed_s
+                    ),
                     report=self._report(site, location) if costly else None,
                 )
             )

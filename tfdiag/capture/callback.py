@@ -1,0 +1,412 @@
+"""``ProfileCallback`` (``tfdiag.keras``): profile training batches inside a real ``fit()``.
+
+The callback is duck-typed: it has every hook Keras 3's and tf_keras' ``CallbackList``
+call (neither checks ``isinstance(cb, Callback)``), so one class works in both and
+this module never imports TensorFlow or Keras.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tfdiag.advise import check_finding_rules
+from tfdiag.capture.assemble import build_report, steady_timing
+from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
+from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
+from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.plan import MAX_ITERATIONS
+from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
+from tfdiag.capture.snapshot import snapshot
+from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.finding_rules import FindingRule
+from tfdiag.records.clock import Clock
+from tfdiag.records.distributed import MAX_CYCLES, Distribution
+from tfdiag.records.errors import InputError
+from tfdiag.records.probes import Probes
+from tfdiag.records.report import CallInfo, report_paths
+from tfdiag.records.stats import ProfileStats
+from tfdiag.results.report import Report
+
+#: Batch times kept for the timeline; longer fits keep the first ones.
+MAX_TIMED_BATCHES = 100_000
+
+
+def _check_batches(batches: object) -> tuple[int, int]:
+    if (
+        not isinstance(batches, (tuple, list))
+        or len(batches) != 2
+        or not all(isinstance(b, int) and not isinstance(b, bool) for b in batches)
+    ):
+        raise InputError(f"batches must be a pair of integers (first, last), got {batches!r}")
+    first, last = batches
+    if first < 1 or last <= first:
+        raise InputError(f"batches must satisfy 1 <= first < last, got ({first}, {last})")
+    if last - first > MAX_ITERATIONS:
+        raise InputError(f"batches span more than {MAX_ITERATIONS:,} batches")
+    return first, last
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+class ProfileCallback:
+    """Profile training batches ``first``–``last`` of a ``fit()`` with cProfile.
+
+    ``model.fit(x, y, callbacks=[cb])`` then ``cb.report.show()``. Batches are
+    counted from 1 across epochs, as TensorBoard's ``profile_batch`` counts them.
+    Batch ``first`` plays the cold call (its table is snapshotted), batches
+    ``first + 1``–``last`` are the steady-state iterations; cProfile stays attached
+    from the start of batch ``first`` to the end of batch ``last``, so the profile
+    holds everything ``fit`` did in between (the step, the data iterator, every
+    callback). Every other batch of the fit is timed with no profiler attached,
+    for the timeline. The batches right after ``last`` (up to 5) run under the
+    TF profiler, which sees tf.data's threads and the step waiting for input; every
+    call TensorFlow makes back into Python (``py_function``, a generator) is timed
+    throughout. Works with Keras 3 and tf_keras.
+
+    Args:
+        batches: ``(first, last)``, both included.
+        save: also save the report here when ``fit`` ends (``.tfdiag.json`` + ``.prof``).
+        overwrite: replace an existing saved report.
+        rules: extra culprit rules, tried before the built-in catalog.
+        findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
+        tf_profiler: trace the batches after ``last`` with the TF profiler; None (default):
+            when TensorFlow is imported.
+        clock: the timer every batch time and the profile read (``time.perf_counter``).
+
+    Attributes:
+        report: the :class:`~tfdiag.records.report.Report` of the last ``fit``, or None.
+
+    Raises:
+        InputError: bad ``batches``, or ``save`` exists and ``overwrite`` is False.
+    """
+
+    def __init__(
+        self,
+        batches: tuple[int, int] = (10, 30),
+        *,
+        save: str | Path | None = None,
+        overwrite: bool = False,
+        rules: Iterable[Rule] = (),
+        findings: Iterable[FindingRule] = (),
+        tf_profiler: bool | None = None,
+        clock: Clock = time.perf_counter,
+    ) -> None:
+        self.batches = _check_batches(batches)
+        if tf_profiler is not None and not isinstance(tf_profiler, bool):
+            raise InputError(f"tf_profiler must be True, False or None, got {tf_profiler!r}")
+        self.tf_profiler = tf_profiler
+        self.clock = clock
+        self.rules = tuple(rules)
+        if not all(isinstance(r, Rule) for r in self.rules):
+            raise InputError("rules must be tfdiag.Rule objects")
+        self.finding_rules = check_finding_rules(findings)
+        self.save_path = Path(save) if save is not None else None
+        self.overwrite = overwrite
+        if self.save_path is not None and not overwrite:
+            taken = [p for p in report_paths(self.save_path) if p.exists()]
+            if taken:
+                raise InputError(f"{taken[0]} exists; pass overwrite=True to replace it")
+        self.report: Report | None = None
+        #: Where the report says it came from; ``tfdiag run``'s subclass says "script".
+        self.source = "keras-callback"
+        #: True when the driver holds the profiler lock for this fit (``tfdiag run``).
+        self._lock_held = False
+        #: False: no warning when no report could be made (the driver falls back).
+        self._warn = True
+        self.model: Any = None
+        self.params: dict[str, Any] = {}
+        # tf_keras reads these two; False: logs reach us as numpy, not tensors.
+        self._supports_tf_logs = False
+        self._chief_worker_only = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._count = 0
+        self._t0 = 0.0
+        self._profiler: cProfile.Profile | None = None
+        self._cold: ProfileStats | None = None
+        self._stats: ProfileStats | None = None
+        self._profiled_s: list[float] = []
+        self._timed_s: list[float] = []
+        self._dropped = 0
+        self._failed: str | None = None
+        self._train_function: Callable[..., Any] | None = None
+        self._probes: BatchProbes | None = None
+        self._tracing = False
+        self._traced = 0
+        # tf.distribute: the strategy, and each timed batch's cycle and step-function time.
+        self._dist: Distribution | None = None
+        self._cycle_s: list[float] = []
+        self._step_fn_s: list[float] = []
+        self._fn_s: float | None = None
+        self._begin: float | None = None
+        self._plain = False
+        self._tf_note: str | None = None
+
+    # -- Keras hooks that matter -----------------------------------------------------
+
+    def set_model(self, model: Any) -> None:
+        self.model = model
+
+    def set_params(self, params: dict[str, Any]) -> None:
+        self.params = dict(params or {})
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        self.close()
+        self._reset()
+        self.report = None
+        fn: Any = getattr(self.model, "train_function", None)
+        while hasattr(fn, "__tfdiag_step__"):  # left by a fit that another callback aborted
+            fn = fn.__tfdiag_step__
+        if callable(fn):
+            self._train_function = fn
+            self.model.train_function = self._guarded(fn)
+        self._dist = distribution_of(self.model)
+        want_tf, self._tf_note = tf_profiler_choice(self.tf_profiler, self._dist)
+        self._probes = BatchProbes(tf_profiler=want_tf, clock=self.clock)
+        self._probes.start()
+
+    def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        self._cycle()
+        self._count += 1
+        first, last = self.batches
+        probes = self._probes
+        if probes is not None:
+            probes.batch(self._count - first)
+        if self._count == first:
+            reason = None if self._lock_held else busy_reason()
+            if reason is None:
+                if probes is not None:
+                    probes.pause()
+                self._profiler = new_profiler(self.clock)
+                self._t0 = self.clock()
+                self._profiler.enable()
+                return
+            self._failed = reason
+        elif self._count == first + 1 and self._profiler is not None:
+            self._profiler.disable()
+            self._cold = snapshot(self._profiler)
+            self._profiler.enable()
+        elif self._count > last and probes is not None:
+            self._tracing = probes.begin()
+            if self._tracing:  # the hook counts the timeline's batches, as profile()'s does
+                probes.pause()
+        self._t0 = self.clock()
+
+    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+        elapsed = self.clock() - self._t0
+        if self._profiler is not None:
+            self._profiled_s.append(elapsed)
+            if self._count == self.batches[1]:
+                self._detach()
+            return
+        if self._tracing and self._probes is not None:  # not timeline: the profiler is on
+            self._tracing = False
+            self._traced += 1
+            self._probes.end(elapsed)
+            self._probes.resume()
+            return
+        if len(self._timed_s) < MAX_TIMED_BATCHES:
+            self._timed_s.append(elapsed)
+        else:
+            self._dropped += 1
+        self._plain = True
+
+    def on_train_end(self, logs: Any = None) -> None:
+        self._finish()
+
+    def close(self) -> Report | None:
+        """Detach the profiler and restore the model's step if a ``fit`` left them.
+
+        ``fit`` does this itself when it ends or its step raises; call ``close()``
+        after a ``fit`` that another callback aborted inside the profiled batches.
+        """
+        if self._profiler is not None or self._train_function is not None or self._probes:
+            self._finish()
+        return self.report
+
+    # -- the rest of the Callback interface (both Keras flavours) ---------------------
+
+    def _implements_train_batch_hooks(self) -> bool:
+        return True
+
+    def _implements_test_batch_hooks(self) -> bool:
+        return False
+
+    def _implements_predict_batch_hooks(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        # on_epoch_begin, on_test_batch_end, ... and any hook a later Keras adds.
+        if name.startswith("on_"):
+            return _noop
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # -- internals -------------------------------------------------------------------
+
+    def _call_info(self, own: CallInfo) -> CallInfo:
+        """The call the report describes (a driver that knows the call's arguments says so)."""
+        return own
+
+    def _lead_notes(self) -> list[str]:
+        """Notes a driver puts first (how it ran the callback)."""
+        return []
+
+    def _cycle(self) -> None:
+        """A batch starts: the last one's cycle (start to start) and step-function time, when
+        it was timed with no profiler attached and the job is distributed."""
+        now = self.clock()
+        if (
+            self._dist is not None
+            and self._plain
+            and self._begin is not None
+            and self._fn_s is not None
+            and len(self._cycle_s) < MAX_CYCLES
+        ):
+            self._cycle_s.append(now - self._begin)
+            self._step_fn_s.append(self._fn_s)
+        self._begin, self._plain, self._fn_s = now, False, None
+
+    def _guarded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The model's step, timed; detaching the profiler if it raises (fit is aborting)."""
+
+        def train_function(*args: Any, **kwargs: Any) -> Any:
+            t0 = self.clock()
+            try:
+                out = fn(*args, **kwargs)
+            except BaseException as exc:
+                self._failed = f"fit raised {type(exc).__name__} at batch {self._count}"
+                self._finish()
+                raise
+            self._fn_s = self.clock() - t0
+            return out
+
+        train_function.__tfdiag_step__ = fn  # type: ignore[attr-defined]
+        return train_function
+
+    def _detach(self) -> None:
+        if self._profiler is None:
+            return
+        self._profiler.disable()
+        self._stats = snapshot(self._profiler)
+        self._profiler = None
+        if not self._lock_held:
+            _LOCK.release()
+        if self._probes is not None:
+            self._probes.resume()
+
+    def _finish(self) -> None:
+        self._detach()
+        if self._train_function is not None:
+            if self.model is not None:
+                self.model.train_function = self._train_function
+            self._train_function = None
+        probes, self._probes = self._probes, None
+        found = BatchRecords()
+        if probes is not None:
+            found = probes.finish(failed=self._failed is not None)
+        self.report = self._build(probes, found)
+        if self.report is None and self._warn:
+            first, last = self.batches
+            reason = self._failed or f"fit ran {self._count} batch(es)"
+            warnings.warn(
+                f"tfdiag: no report for batches {first}–{last} ({reason}; at least the "
+                "first two of them must run)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        elif self.report is not None and self.save_path is not None:
+            try:
+                self.report.save(self.save_path, overwrite=self.overwrite)
+            except InputError as exc:  # never abort the user's training over a file
+                warnings.warn(f"tfdiag: report not saved: {exc}", RuntimeWarning, stacklevel=3)
+
+    def _build(self, probes: BatchProbes | None, found: BatchRecords) -> Report | None:
+        profiled = self._profiled_s
+        if self._stats is None or self._cold is None or len(profiled) < 2:
+            return None
+        first, last = self.batches
+        done = first + len(profiled) - 1
+        model = self.model
+        cls = type(model)
+        notes = [
+            *self._lead_notes(),
+            f"iterations are training batches {first + 1}–{done} of this fit, batch {first} "
+            "is shown as the first call",
+        ]
+        if self._timed_s:
+            before = min(len(self._timed_s), first - 1)
+            after = len(self._timed_s) - before
+            start = last + 1 + self._traced
+            spans = [_span(1, before)] if before else []
+            spans += [_span(start, start + after - 1)] if after else []
+            notes.append(
+                f"the timeline is batches {' and '.join(spans)}, timed with no profiler attached "
+                f"(numbered 1–{len(self._timed_s)} there)"
+            )
+        if self._failed:
+            notes.append(self._failed)
+        if done < last:
+            notes.append(f"fit ended after batch {done}, before batch {last}")
+        if len(profiled) - 1 < 3:
+            notes.append("fewer than 3 steady batches: build and per-iteration cost blur")
+        if self._dropped:
+            notes.append(f"the last {self._dropped} batch times were not kept")
+        if self._traced:
+            traced = _span(last + 1, last + self._traced)
+            notes.append(
+                f"batches {traced} ran under the TF profiler"
+                + ("" if found.tf_profile is not None else ", which recorded nothing")
+                + ", and are left out of the timeline"
+            )
+        if probes is not None:
+            notes += probes.notes
+        if self._tf_note:
+            notes.append(self._tf_note)
+        kwargs = [("batches", f"{first}–{last}")]
+        kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
+        return build_report(
+            call=self._call_info(
+                CallInfo(
+                    label=f"{cls.__name__}.fit",
+                    target=f"{cls.__module__}.{cls.__qualname__}.fit",
+                    method="fit",
+                    flavour=flavour_of(model),
+                    kwargs=tuple(kwargs),
+                )
+            ),
+            timing=steady_timing(profiled, self._timed_s),
+            profile=self._stats,
+            cold=self._cold,
+            rules=self.rules,
+            finding_rules=self.finding_rules,
+            notes=notes,
+            source=self.source,
+            partial=done < last,
+            probes=(
+                Probes(tf_profile=found.tf_profile, trace_files=found.trace_files)
+                if found.tf_profile is not None
+                else None
+            ),
+            traces=probes.traced_in(len(profiled)) if probes is not None else (),
+            py_callbacks=found.py_callbacks,
+            distribution=(
+                None
+                if self._dist is None
+                else replace(
+                    self._dist, cycle_s=tuple(self._cycle_s), step_fn_s=tuple(self._step_fn_s)
+                )
+            ),
+        )
