@@ -64,7 +64,7 @@ def test_a_merge_of_many_workers_renders_a_bounded_view(tmp_path: Path) -> None:
     assert isinstance(text, str)
     assert "host9:2222" in text and "host10:2222" not in text
     assert f"and {n - MAX_LISTED} more hosts" in text
-    rows = [int(m[1]) for line in text.splitlines() if (m := re.match(r"\s*(\d+)\s+work", line))]
+    rows = [int(m[1]) for line in text.splitlines() if (m := re.search(r"(\d+)\s+worker:", line))]
     assert rows == list(range(MAX_WORKERS_SHOWN)), rows
     assert f"{n - MAX_WORKERS_SHOWN} more workers not shown" in text
     assert len(text.splitlines()) < 4 * MAX_WORKERS_SHOWN
