@@ -1,7 +1,8 @@
 """Fuzz ``tfdiag explain``: thousands of mutants of real saved results and odd ``.prof`` shapes.
 
-    python benchmarks/fuzz.py                      # 3,000 JSON mutants, 200 .prof shapes
-    python benchmarks/fuzz.py --mutants 300 --prof 40 --seed 2
+    python benchmarks/fuzz.py                      # 3,000 JSON mutants, 200 .prof shapes,
+                                                   # 300 crafted save locks/journals
+    python benchmarks/fuzz.py --mutants 300 --prof 40 --journals 100 --seed 2
 
 The seeds are real results saved by this tfdiag: a profile report of a Python workload
 (with a sampling probe, a TF-profiler record, graph traces and Python callbacks), a
@@ -13,7 +14,9 @@ each call under a time limit and a memory cap) as text and as JSON. Outcomes:
 
 - ok: exit 0; clear error: exit 2 with one ``tfdiag: error:`` line;
 - internal error: exit 1; hang: over the time limit; traceback: an exception escaped;
-- unsafe output: a control character reached stdout or stderr.
+- unsafe output: a control character reached stdout or stderr;
+- acted outside: a crafted lock or journal beside a report (``benchmarks/fuzz_journal.py``)
+  made ``explain``, or a save over that report, change a file outside the report's set.
 
 Exits 1 if anything but ok and clear error happened (and lists the first of each).
 No TensorFlow needed.
@@ -27,6 +30,7 @@ import io
 import json
 import marshal
 import multiprocessing
+import os
 import random
 import re
 import resource
@@ -40,13 +44,18 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fuzz_journal  # noqa: E402
 
 #: Per explain call; the slowest legitimate mutant takes well under a second.
 TIME_LIMIT_S = 20
 #: Address space per worker.
 MEMORY_LIMIT = 3 * 2**30
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-OUTCOMES = ("ok", "clear error", "internal error", "hang", "traceback", "unsafe output")
+OUTCOMES = (
+    "ok", "clear error", "internal error", "hang", "traceback", "unsafe output", "acted outside"
+)  # fmt: skip
 
 HOSTILE = [
     "\x1b]0;title\x07\x1b[2J",
@@ -307,36 +316,46 @@ def _init_worker() -> None:
 
 
 def explain(task: tuple[str, str, list[str]]) -> tuple[str, str, str]:
-    """``(label, outcome, detail)`` of one ``tfdiag explain`` in this worker."""
+    """``(label, outcome, detail)`` of one ``tfdiag explain`` in this worker (of a crafted
+    lock or journal: :func:`fuzz_journal.run`)."""
+    label, path, extra = task
+    if label.startswith("journal"):
+        return (label, *fuzz_journal.run(Path(path), _cli))
+    return (label, *_cli(["explain", path, *extra]))
+
+
+def _cli(argv: list[str]) -> tuple[str, str]:
     from tfdiag.frontends.cli import main
 
-    label, path, extra = task
     out, err = io.StringIO(), io.StringIO()
     signal.alarm(TIME_LIMIT_S)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["explain", path, *extra])
+            code = main(argv)
     except Hang:
-        return label, "hang", ""
+        return "hang", ""
     except BaseException as exc:  # escaping main() is what this looks for
-        return label, "traceback", f"{type(exc).__name__}: {exc}"[:300]
+        return "traceback", f"{type(exc).__name__}: {exc}"[:300]
     finally:
         signal.alarm(0)
     text, errors = out.getvalue(), err.getvalue()
     if UNSAFE.search(text + errors):
-        return label, "unsafe output", repr(UNSAFE.findall(text + errors)[:5])
+        return "unsafe output", repr(UNSAFE.findall(text + errors)[:5])
     lines = errors.strip().splitlines()
-    if code == 0:
-        return label, "ok", ""
+    if code == 0 and len(lines) <= 1:  # a warning is one line
+        return "ok", lines[0][:200] if lines else ""
     if code == 2 and len(lines) == 1 and lines[0].startswith("tfdiag: error:"):
-        return label, "clear error", lines[0][:200]
-    return label, "internal error", errors.strip()[:300]
+        return "clear error", lines[0][:200]
+    return "internal error", errors.strip()[:300]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mutants", type=int, default=3000, help="JSON mutants (default 3000)")
     parser.add_argument("--prof", type=int, default=200, help=".prof shapes (default 200)")
+    parser.add_argument(
+        "--journals", type=int, default=300, help="crafted save locks/journals (default 300)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
@@ -361,6 +380,8 @@ def main() -> int:
             path.write_bytes(prof_mutant(rng, raw))
             fmt = ["--format", "json"] if i % 3 == 0 else []
             tasks.append((f".prof #{i}", str(path), ["--iterations", "1", *fmt]))
+        tasks += fuzz_journal.tasks(rng, folder, seeds["profile"], args.journals, HOSTILE)
+        os.chdir(folder)  # a journal naming ``.`` or ``..`` acts on the sandbox at worst
         context = multiprocessing.get_context("fork")
         with context.Pool(args.workers, initializer=_init_worker, maxtasksperchild=100) as pool:
             results = pool.map(explain, tasks, chunksize=8)
@@ -368,14 +389,18 @@ def main() -> int:
     counts: Counter[tuple[str, str]] = Counter()
     first: dict[str, tuple[str, str]] = {}
     for label, outcome, detail in results:
-        counts[("prof" if label.startswith(".prof") else "json", outcome)] += 1
+        counts[(label.split(" ")[0] if label[0] in ".j" else "json", outcome)] += 1
         first.setdefault(outcome, (label, detail))
-    print(f"tfdiag explain on {args.mutants:,} JSON mutants and {args.prof:,} .prof shapes")
+    print(
+        f"tfdiag explain on {args.mutants:,} JSON mutants, {args.prof:,} .prof shapes and "
+        f"{args.journals:,} crafted save locks (explain, then a save over the report)"
+    )
     print(f"(seed {args.seed}, {args.workers} workers, {elapsed:.0f} s)\n")
-    print(f"{'outcome':16} {'JSON':>7} {'.prof':>7}")
+    print(f"{'outcome':16} {'JSON':>7} {'.prof':>7} {'lock':>7}")
     for outcome in OUTCOMES:
-        print(f"{outcome:16} {counts['json', outcome]:>7,} {counts['prof', outcome]:>7,}")
-    bad = [o for o in OUTCOMES[2:] if counts["json", o] + counts["prof", o]]
+        row = [counts[kind, outcome] for kind in ("json", ".prof", "journal")]
+        print(f"{outcome:16} {row[0]:>7,} {row[1]:>7,} {row[2]:>7,}")
+    bad = [o for o in OUTCOMES[2:] if any(counts[k, o] for k in ("json", ".prof", "journal"))]
     for outcome in bad:
         label, detail = first[outcome]
         print(f"\nfirst {outcome}: {label}: {detail}")

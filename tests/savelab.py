@@ -4,8 +4,12 @@
 
     python tests/savelab.py steps ROOT       # a child dies before its k-th filesystem step,
                                              # for every k until a save completes
+    python tests/savelab.py steps-relative ROOT   # the same, each save given a path relative
+                                             # to ROOT (its working folder)
     python tests/savelab.py kills ROOT N     # N children SIGKILLed at a random moment
     python tests/savelab.py race ROOT N      # N trials of two children saving one new path
+    python tests/savelab.py readers ROOT N   # N saves of one report while two children read
+                                             # it (settle it) in a loop
 
 Each trial is a folder ``ROOT/tNNN``; ``ROOT/ref_old`` and ``ROOT/ref_new`` hold the two
 complete sets saved normally. Prints one JSON object: what happened in each trial.
@@ -80,15 +84,17 @@ def _setup(root: Path, n: int, old: Any) -> Path:
     return folder
 
 
-def steps(root: Path) -> list[dict[str, Any]]:
+def steps(root: Path, relative: bool = False) -> list[dict[str, Any]]:
     old, new = full_set_report(first_call_s=0.1), full_set_report(first_call_s=0.9)
     trials = []
     for k in range(1, 1000):
         folder = _setup(root, k, old)
 
         def body(k: int = k, folder: Path = folder) -> None:
+            if relative:
+                os.chdir(root)
             _count_steps_and_die_at(k)
-            new.save(folder / "run", overwrite=True)
+            new.save((Path(folder.name) if relative else folder) / "run", overwrite=True)
 
         code = _wait(_child(body))
         trials.append({"folder": str(folder), "k": k, "exit": code})
@@ -154,6 +160,38 @@ def race(root: Path, n: int) -> list[dict[str, Any]]:
     return trials
 
 
+def readers(root: Path, n: int) -> list[dict[str, Any]]:
+    from tfdiag.records.files import settle_crashed_save
+
+    folder = root / "t000"
+    folder.mkdir()
+    report = full_set_report(first_call_s=0.1)
+    report.save(folder / "run")
+    stop_r, stop_w = os.pipe()
+
+    def poll() -> None:
+        os.set_blocking(stop_r, False)
+        while True:
+            try:
+                if os.read(stop_r, 1):
+                    return
+            except BlockingIOError:
+                pass
+            settle_crashed_save(folder / "run.tfdiag.json")
+
+    pids = [_child(poll) for _ in range(2)]
+    trials = []
+    for _ in range(n):
+        try:
+            report.save(folder / "run", overwrite=True)
+            trials.append({"folder": str(folder), "exit": 0})
+        except InputError as exc:
+            trials.append({"folder": str(folder), "exit": LOST, "message": str(exc)})
+    os.write(stop_w, b"ss")
+    codes = [_wait(pid) for pid in pids]
+    return [*trials, {"folder": str(folder), "readers": codes}]
+
+
 def main(argv: list[str]) -> None:
     mode, root = argv[0], Path(argv[1])
     messages = root / "messages"
@@ -163,10 +201,12 @@ def main(argv: list[str]) -> None:
     for name, tag in (("ref_old", 0.1), ("ref_new", 0.9)):
         (root / name).mkdir()
         full_set_report(first_call_s=tag, trace_mb=padding).save(root / name / "run")
-    if mode == "steps":
-        trials = steps(root)
+    if mode in ("steps", "steps-relative"):
+        trials = steps(root, relative=mode == "steps-relative")
     elif mode == "kills":
         trials = kills(root, int(argv[2]), padding)
+    elif mode == "readers":
+        trials = readers(root, int(argv[2]))
     else:
         trials = race(root, int(argv[2]))
     print(json.dumps({"trials": trials}))

@@ -3,6 +3,9 @@ and the step cycles it reads off a trace's events."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from conftest import run_cli_without_tensorflow
 from distlab import free_ports
 
 from tfdiag.analysis.xprof import step_cycles
+from tfdiag.capture import remote
 from tfdiag.capture.remote import capture_paths, parse_addresses
 from tfdiag.records.errors import InputError
 
@@ -41,6 +45,9 @@ def test_step_cycles_from_step_and_step_function_events() -> None:
         ("grpc://127.0.0.1:70000", "not a profiler address"),
         ("http://127.0.0.1:6009", "not a profiler address"),
         ("grpc://127.0.0.1:6009,127.0.0.1:6009", "given twice"),
+        ("grpc://127.0.0.1:6009,127.1:6009", "given twice"),  # one server, two spellings
+        ("127.0.0.1:6009,grpc://localhost:6009", "given twice"),
+        ("127.0.0.1:6009,2130706433:6009", "given twice"),
     ],
 )
 def test_bad_addresses(text: str, message: str) -> None:
@@ -76,3 +83,43 @@ def test_an_unreachable_address_is_one_line_and_writes_nothing(tmp_path: Path) -
     assert len(lines) == 1 and f"cannot reach grpc://127.0.0.1:{port}" in lines[0]
     assert "server.start" in lines[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_two_ports_of_one_host_are_two_workers() -> None:
+    assert len(parse_addresses("127.0.0.1:6009,127.1:6010")) == 2
+
+
+@pytest.mark.tf
+def test_a_listener_that_is_not_a_profiler_server_is_given_up_after_the_stated_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#20.16: a TCP listener that accepts and never answers made a 200 ms capture wait
+    75-77 s; the wait is the duration plus TRACE_MARGIN_S (made 2 s here), counted from
+    when TensorFlow has loaded in the trace's process."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])  # accepted, never answered
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    monkeypatch.setattr(remote, "TRACE_MARGIN_S", 2.0)
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    started = time.monotonic()
+    try:
+        with pytest.raises(InputError, match="within 2.2 s") as info:
+            remote.capture(parse_addresses(address), duration_ms=200)
+    finally:
+        stop.set()
+        thread.join()
+        for s in (*held, server):
+            s.close()
+    assert "\n" not in str(info.value) and "profiler server" in str(info.value)
+    assert time.monotonic() - started < 60  # TensorFlow's own wait was 75 s

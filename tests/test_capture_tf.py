@@ -239,6 +239,48 @@ def test_a_models_execution_settings_are_read(flavour: str, tiny_data: Any) -> N
     assert dict(call_facts(model, (x,), {}))["run_eagerly"] == "True"
 
 
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_callbacks_classes_and_frequency_settings_are_read(
+    flavour: str, tiny_data: Any, tmp_path: Any
+) -> None:
+    keras = pytest.importorskip("keras" if flavour == "keras3" else "tf_keras")
+    name = "w.weights.h5" if flavour == "keras3" else "w.h5"
+    given = [
+        keras.callbacks.ModelCheckpoint(str(tmp_path / name), save_weights_only=True, save_freq=2),
+        keras.callbacks.TensorBoard(
+            str(tmp_path), update_freq=1, histogram_freq=1, profile_batch=3
+        ),
+        keras.callbacks.Callback(),
+    ]
+    facts = dict(call_facts(_model(flavour).fit, (tiny_data[0],), {"callbacks": given}))
+    assert facts["callbacks"] == "ModelCheckpoint,TensorBoard,Callback"
+    assert facts["callback.ModelCheckpoint.save_freq"] == "2"
+    assert facts["callback.TensorBoard.update_freq"] == "1"
+    assert facts["callback.TensorBoard.histogram_freq"] == "1"
+    assert facts["callback.TensorBoard.profile_batch"] == "3"
+
+
+def test_a_trace_records_how_many_ops_its_graph_holds(tf: Any) -> None:
+    def unrolled(x: Any) -> Any:
+        for _ in range(50):
+            x = x * 2.0 + 1.0
+        return x
+
+    def looped(x: Any) -> Any:
+        for _ in tf.range(50):
+            x = x * 2.0 + 1.0
+        return x
+
+    recorder = TraceRecorder()
+    with recording(recorder):
+        tf.function(unrolled)(tf.ones(3))
+        tf.function(looped)(tf.ones(3))
+    big, small = recorder.events
+    assert big.ops >= 100 > small.ops > 0
+    # x * 2.0 fifty times in one scope: mul, mul_1, ... mul_49.
+    assert big.repeats >= 50 > small.repeats
+
+
 def test_functions_run_eagerly_is_read_off_tensorflow(tf: Any) -> None:
     tf.config.run_functions_eagerly(True)
     try:

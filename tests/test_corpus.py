@@ -45,6 +45,8 @@ CORE = frozenset(
         "py-function-in-layer",
         "heavy-user-callback",
         "compute-bound-conv-predict",
+        "unrolled-python-loop",
+        "iterator-per-step",
         "xla-compile-new-shape",
     }
 )

@@ -290,7 +290,14 @@ def test_compile_every_call_counts_the_retracing_it_causes() -> None:
     lead = _lead(report, "model-rebuilt-per-call")
     assert lead.impact == pytest.approx(0.6, abs=0.02)
     assert "its step functions are traced again after it: tracing is 60 %" in lead.evidence[0]
-    assert "compiled on every call" in lead.fix
+    # compile() per call is how a learning rate gets changed: the fix says how without it.
+    assert lead.fix.startswith("`compile()` runs on every call")
+    assert "model.optimizer.learning_rate.assign(new_lr)" in lead.fix
+    assert "LearningRateScheduler" in lead.fix
+    # The traces compile() causes are part of it, and say so.
+    assert _ids(report)[:2] == ["model-rebuilt-per-call", "per-iteration-tracing"]
+    assert report.findings[1].fix.startswith("The traces are Keras' step functions, dropped by")
+    assert report.findings[1].evidence[-1].startswith("`compile()` runs 1× per iteration")
 
 
 @pytest.mark.parametrize(
@@ -569,12 +576,13 @@ def test_eager_execution_names_the_setting_that_makes_it_eager(
     assert lead.fix.startswith(fix)
 
 
-def _eager_loop(ops: int, graph_calls: int = 0) -> Report:
-    """The user's own training loop: ``ops`` tiny eager ops per call (dispatch, mostly)."""
+def _eager_loop(ops: int, graph_calls: int = 0, graph_s: float = 0.001) -> Report:
+    """The user's own training loop: ``ops`` tiny eager ops per call (dispatch, mostly),
+    beside ``graph_calls`` graph calls of ``graph_s`` in all per call."""
     fast = Node("~", FAST_PATH, 20e-6 * ops * N, ops * N)
     children = [Node(TF + "ops/gen_math_ops.py", "mat_mul", 0.01 * N, ops * N, [fast])]
     if graph_calls:
-        children.append(_graph(0.001 * N, graph_calls * N))
+        children.append(_graph(graph_s * N, graph_calls * N))
     root = Node(USER, "train_step", 0.01 * N, N, children)
     return make_report([root], N, cold=[], method="train_step", target="train.train_step")
 
@@ -582,14 +590,43 @@ def _eager_loop(ops: int, graph_calls: int = 0) -> Report:
 def test_eager_execution_in_a_custom_loop_says_tf_function() -> None:
     lead = _lead(_eager_loop(200), "eager-execution")
     assert lead.evidence[0].startswith("200 eager op dispatches per iteration")
-    assert "decorate your train step" in lead.fix and "@tf.function" in lead.fix
+    # The whole per-batch body, metric updates included, not only the gradient step.
+    assert "decorate your train step with `@tf.function`" in lead.fix
+    assert "the metric updates" in lead.fix
+
+
+def test_eager_ops_around_a_graph_step_are_found_by_their_volume() -> None:
+    """12 graph calls per iteration, and 400 eager ops from ``tf.summary.histogram`` around
+    them taking most of the time: eager-execution, naming where they come from."""
+    fast = Node("~", FAST_PATH, 20e-6 * 400 * N, 400 * N)
+    wrapper = Node(TF + "ops/gen_math_ops.py", "mat_mul", 0.02 * N, 400 * N, [fast])
+    histogram = Node(TF + "ops/summary_ops_v2.py", "histogram", 0.01 * N, 12 * N, [wrapper])
+    root = Node(USER, "train_epoch", 0.001 * N, N, [histogram, _graph(0.005 * N, 12 * N)])
+    report = make_report([root], N, cold=[], method="train_epoch", target="train.train_epoch")
+    lead = _lead(report, "eager-execution")
+    assert lead.evidence[0].startswith(
+        "400 eager op dispatches per iteration (`TFE_Py_FastPathExecute`) beside 12 graph "
+        "function calls"
+    )
+    assert (
+        lead.evidence[2]
+        == "most of them come from `summary_ops_v2.py:histogram`, called from your code"
+    )
+    assert lead.fix.startswith(
+        "Your step is a graph, but `summary_ops_v2.py:histogram` runs eagerly around it"
+    )
+    # All of `histogram` (its Python, the op wrappers, their dispatch) over the steady
+    # iteration; no kernel time to leave out.
+    assert lead.impact == pytest.approx((0.01 + 0.02 + 0.008) / 0.044, abs=0.01)
 
 
 @pytest.mark.parametrize(
-    ("ops", "graph_calls"), [(9, 0), (200, 1)], ids=["9-ops", "one-graph-call"]
+    ("ops", "graph_calls", "graph_s"),
+    [(9, 0, 0.001), (200, 1, 1.0)],
+    ids=["9-ops", "eager-ops-small-beside-the-graph"],
 )
-def test_eager_execution_near_misses(ops: int, graph_calls: int) -> None:
-    assert "eager-execution" not in _ids(_eager_loop(ops, graph_calls))
+def test_eager_execution_near_misses(ops: int, graph_calls: int, graph_s: float) -> None:
+    assert "eager-execution" not in _ids(_eager_loop(ops, graph_calls, graph_s))
 
 
 @pytest.mark.parametrize(
@@ -881,7 +918,13 @@ def test_outputs_copied_back_to_numpy_are_not_the_inputs_conversion() -> None:
 # -- callback-overhead -----------------------------------------------------------------------
 
 
-def _fit_with_callback(callback: Node, *, flavour: str = "keras3", rest: float = 0.7) -> Report:
+def _fit_with_callback(
+    callback: Node,
+    *,
+    flavour: str = "keras3",
+    rest: float = 0.7,
+    facts: tuple[tuple[str, str], ...] = (),
+) -> Report:
     """``fit`` × N of 4 steps each, ``callback`` run by the CallbackList's batch-end hook."""
     s = 4 * N
     if flavour == "keras3":
@@ -900,7 +943,8 @@ def _fit_with_callback(callback: Node, *, flavour: str = "keras3", rest: float =
         hook,
     ]
     fit_name = "TensorFlowTrainer.fit" if flavour == "keras3" else "Model.fit"
-    return make_report([Node(trainer, fit_name, 0.0, N, children)], N, cold=[], method="fit")
+    root = Node(trainer, fit_name, 0.0, N, children)
+    return make_report([root], N, cold=[], method="fit", facts=facts)
 
 
 @pytest.mark.parametrize("flavour", ["keras3", "tf_keras"])
@@ -912,7 +956,9 @@ def test_a_users_callback_under_the_hooks_is_counted_and_named(flavour: str) -> 
     assert lead.evidence[1] == (
         "your callback `LossLogger.on_train_batch_end` takes 30 % of steady-state time"
     )
-    assert lead.fix.startswith("Your callback's per-batch hook runs on every batch")
+    assert lead.fix.startswith(
+        "Your callback's `LossLogger.on_train_batch_end` runs on every batch"
+    )
 
 
 def test_what_a_users_callback_calls_counts_as_the_callbacks() -> None:
@@ -947,16 +993,57 @@ def test_what_a_users_callback_calls_counts_as_the_callbacks() -> None:
         ),
         (
             Node(KERAS + "callbacks/tensorboard.py", "TensorBoard.on_train_batch_end", 1.5, 4 * N),
-            "`TensorBoard` takes 30 % of steady-state time",
-            "A Keras callback does per-batch work",
+            "`TensorBoard(update_freq=1, histogram_freq=1, profile_batch=2)` takes 30 % of "
+            "steady-state time",
+            "`TensorBoard(update_freq=1, histogram_freq=1, profile_batch=2)` writes summaries "
+            "during the epoch: pass `TensorBoard(update_freq='epoch', histogram_freq=0, "
+            "profile_batch=0)`",
+        ),
+        (
+            Node(
+                KERAS + "callbacks/model_checkpoint.py",
+                "ModelCheckpoint.on_train_batch_end",
+                0.0,
+                4 * N,
+                [Node(KERAS + "callbacks/model_checkpoint.py", "ModelCheckpoint._save_model", 1.5)],
+            ),
+            "`ModelCheckpoint(save_freq=2)` takes 30 % of steady-state time",
+            "`ModelCheckpoint(save_freq=2)` writes the model during the epoch, in line with the "
+            "steps: save once per epoch (`ModelCheckpoint(..., save_freq='epoch')`",
+        ),
+        (
+            Node(KERAS + "callbacks/csv_logger.py", "CSVLogger.on_train_batch_end", 1.5, 4 * N),
+            "`CSVLogger` takes 30 % of steady-state time",
+            "`CSVLogger` does per-batch work: set it to work once per epoch",
         ),
     ],
-    ids=["progbar", "tensorboard"],
+    ids=["progbar", "tensorboard", "checkpoint", "other-keras-callback"],
 )
 def test_keras_own_callbacks_get_their_own_fix(callback: Node, line: str, fix: str) -> None:
-    lead = _lead(_fit_with_callback(callback), "callback-overhead")
+    facts = (
+        ("callbacks", "TensorBoard,ModelCheckpoint,CSVLogger"),
+        ("callback.TensorBoard.update_freq", "1"),
+        ("callback.TensorBoard.histogram_freq", "1"),
+        ("callback.TensorBoard.profile_batch", "2"),
+        ("callback.ModelCheckpoint.save_freq", "2"),
+    )
+    lead = _lead(_fit_with_callback(callback, facts=facts), "callback-overhead")
     assert lead.evidence[1] == line
     assert lead.fix.startswith(fix)
+    assert "{" not in lead.fix
+
+
+def test_a_checkpoint_the_profile_cannot_name_is_named_by_its_settings() -> None:
+    """Callback time no owner can be found for (the hooks' own), beside a
+    ``ModelCheckpoint`` given a batch ``save_freq``: its settings name it."""
+    callback = Node(CALLBACK_LIST, "CallbackList._call_batch_hook", 0.3 * N, 4 * N)
+    saving = (("callbacks", "ModelCheckpoint"), ("callback.ModelCheckpoint.save_freq", "5"))
+    lead = _lead(_fit_with_callback(callback, facts=saving), "callback-overhead")
+    assert lead.fix.startswith("`ModelCheckpoint(save_freq=5)` writes the model")
+    # Saving once per epoch: nothing to blame it for; the generic fix.
+    per_epoch = (("callbacks", "ModelCheckpoint"), ("callback.ModelCheckpoint.save_freq", "epoch"))
+    lead = _lead(_fit_with_callback(callback, facts=per_epoch), "callback-overhead")
+    assert "ModelCheckpoint" not in lead.fix
 
 
 @pytest.mark.parametrize("method", ["evaluate", "predict"])
@@ -996,6 +1083,25 @@ def test_compute_bound_alone_says_python_side_changes_wont_help() -> None:
         "waiting for input 5 %; tf.data ops and Python ops not counted",
     )
     assert "Python-side changes won't help" in lead.fix
+    assert "`jit_compile=True` in `compile()`" in lead.fix  # a Keras call: compile() has it
+
+
+def test_compute_bound_in_a_custom_loop_names_xla_on_the_tf_function() -> None:
+    """A custom loop has no ``compile()``: XLA is asked for on its ``tf.function``."""
+    root = Node(USER, "train_step", 0.001 * N, N, [_graph(0.009 * N)])
+    tf = tf_record(wall_s=0.01, op_s=0.009)
+    report = make_report(
+        [root],
+        N,
+        cold=[],
+        method="train_step",
+        target="train.train_step",
+        tf_profile=tf,
+        iteration_s=(0.01,) * N,
+    )
+    lead = _lead(report, "compute-bound")
+    assert "`@tf.function(jit_compile=True)` on your step" in lead.fix
+    assert "compile()" not in lead.fix
 
 
 def test_compute_bound_follows_a_steady_finding_and_does_not_say_wont_help() -> None:
@@ -1180,3 +1286,69 @@ def test_retrace_cause_needs_two_traces_that_differ() -> None:
     one = trace(1, (X,))
     assert retrace_cause([one]) is None
     assert retrace_cause([one, trace(2, (X,))]) is None
+
+
+# -- no-known-cause ----------------------------------------------------------------------------
+
+
+def test_a_run_no_finding_applies_to_says_where_the_time_went() -> None:
+    """A graph step doing the work, a little Python around it: nothing crosses a threshold,
+    and the report says so, with the split of the time, instead of staying empty."""
+    own = Node(USER, "prepare", 0.02 * N, N)
+    root = Node(USER, "step", 0.001 * N, N, [own, _graph(0.5 * N)])
+    report = make_report([root], N, cold=[], method="step", target="train.step")
+    lead = _lead(report, "no-known-cause")
+    assert lead.severity == "low" and lead.impact == 0.0
+    assert lead.evidence[0].startswith("the steady state, ")
+    assert "op execution 96 %" in lead.evidence[0]
+    assert lead.evidence[-1] == (
+        "the heaviest function of your own below the call: `train.py:prepare`, 4 % (cumulative)"
+    )
+    assert lead.fix.startswith("None of tfdiag's findings applies")
+
+
+def test_where_the_time_went_is_dropped_beside_a_real_finding() -> None:
+    report = _predict_building_a_pipeline(0.4)
+    assert "per-call-input-pipeline" in _ids(report)
+    assert "no-known-cause" not in _ids(report)
+
+
+def test_per_step_overhead_in_fit_without_a_batch_size_carries_no_placeholder() -> None:
+    """``fit`` on a dataset (no ``batch_size=``): the fix has no "(the batch size now)"."""
+    steps = 64 * N
+    hook = Node(CALLBACK_LIST, "CallbackList.on_train_batch_begin", 0.4 * N, steps)
+    epoch = Node(CALLBACK_LIST, "CallbackList.on_epoch_begin", 1e-5 * N, N)
+    step = Node(TRAINER, STEP_FUNCTION, 0.0, steps, [_graph(0.1 * N, steps)])
+    root = Node(TRAINER, "TensorFlowTrainer.fit", 0.0, N, [hook, epoch, step])
+    lead = _lead(make_report([root], N, cold=[], method="fit"), "per-step-overhead")
+    assert "steps_per_execution=32" in lead.fix
+    assert "now)" not in lead.fix and "{" not in lead.fix
+
+
+@pytest.mark.parametrize(
+    ("ops", "repeats", "unrolled"),
+    [(1800, 240, True), (1800, 40, False), (400, 240, False)],
+    ids=["unrolled-loop", "large-model-graph", "small-graph"],
+)
+def test_build_dominated_names_a_python_loop_unrolled_into_the_graph(
+    ops: int, repeats: int, unrolled: bool
+) -> None:
+    """The cold call traced the user's function into a graph of ``ops`` ops, one of them
+    repeated ``repeats``× in one scope: a Python ``range()`` loop unrolled (not a large
+    model, whose ops are spread over its layers' scopes)."""
+    report = _cold_then_steady(0.5, first_call_s=0.5)
+    traced = dataclasses.replace(
+        trace(0, (("x", tensor(64)),), function="simulate", line=3), ops=ops, repeats=repeats
+    )
+    report = dataclasses.replace(report, traces=(traced,))
+    lead = _lead(report, "build-dominated")
+    if unrolled:
+        assert lead.evidence[-1] == (
+            f"`simulate` (train.py:3) was traced into a graph of {ops} ops, one op repeated "
+            f"{repeats}× in one scope: a Python loop (`for … in range(…)`) in a `tf.function` "
+            "is unrolled, its body's ops copied into the graph once per step"
+        )
+        assert lead.fix.startswith(f"The one-time cost is tracing `simulate` into a graph of {ops}")
+        assert "`for t in tf.range(n):`" in lead.fix
+    else:
+        assert lead.fix.startswith("This is one-time cost: make one warm-up call")

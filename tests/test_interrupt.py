@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,89 @@ def test_a_partial_report_says_its_classes_are_approximate() -> None:
     with pytest.raises(tfdiag.Interrupted) as info:
         tfdiag.profile(_interrupt_on(6), iterations=20)
     assert any("approximate" in n for n in info.value.report.notes)
+
+
+# -- a Ctrl-C as a probe starts (#20.11) ----------------------------------------------------
+
+
+def _samplers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "tfdiag-sampler" and t.is_alive()]
+
+
+def _settled(threads: list[threading.Thread]) -> list[threading.Thread]:
+    for t in threads:
+        t.join(timeout=2)
+    return [t for t in threads if t.is_alive()]
+
+
+class _InterruptedAsItStarts(threading.Thread):
+    """A thread whose start() is hit by Ctrl-C once the thread runs, before start() returns
+    (where ``Thread.start`` waits for it): ~1 in 200 bursts of Ctrl-C landed there."""
+
+    def start(self) -> None:
+        super().start()
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["sampled_pass", "observe"])
+def test_a_ctrl_c_as_the_sampler_starts_leaves_no_sampler_running(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    from tfdiag.capture import observe, sampling
+
+    before = _samplers()
+    monkeypatch.setattr(sampling.threading, "Thread", _InterruptedAsItStarts)
+    with pytest.raises(KeyboardInterrupt):
+        if where == "sampled_pass":
+            sampling.sampled_pass(len, ([1],), {}, 3)
+        else:
+            observe.observe(
+                len, ([1],), {}, 3, sampling=True, tf_profiler=False, clock=time.perf_counter
+            )
+    monkeypatch.undo()
+    assert _settled([t for t in _samplers() if t not in before]) == []
+
+
+def test_a_ctrl_c_as_the_tf_profiler_starts_stops_the_sampler(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tfdiag.capture import observe, tfprofiler
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    before = _samplers()
+    monkeypatch.setattr(tfprofiler, "import_xprof", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        observe.observe(
+            len, ([1],), {}, 3, sampling=True, tf_profiler=True, clock=time.perf_counter
+        )
+    assert _settled([t for t in _samplers() if t not in before]) == []
+
+
+@pytest.mark.tf
+def test_a_ctrl_c_as_the_tf_profiler_starts_leaves_no_session_or_trace_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import tempfile
+
+    import tensorflow as tf
+
+    from tfdiag.capture import observe
+
+    real_start = tf.profiler.experimental.start
+
+    def started_then_interrupted(*args: object, **kwargs: object) -> None:
+        real_start(*args, **kwargs)
+        raise KeyboardInterrupt  # the Ctrl-C lands as start() returns
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tf.profiler.experimental, "start", started_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        observe.observe(
+            len, ([1],), {}, 3, sampling=False, tf_profiler=True, clock=time.perf_counter
+        )
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []  # no trace folder left
+    tf.profiler.experimental.start(str(tmp_path / "mine"))  # no session left running
+    tf.profiler.experimental.stop(save=False)

@@ -340,9 +340,9 @@ def test_cli_merge_and_its_bad_inputs(tmp_path: Path) -> None:
 def test_the_merge_view_at_80_columns_cuts_no_header_and_breaks_no_name() -> None:
     # #18: the table was cut to "call…", "compu…", "grpc:/" at 80 columns.
     reports = [
-        worker(0, cycle_ms=62, fn_ms=60, collective_ms=5.0),
-        worker(1, cycle_ms=62, fn_ms=8, collective_ms=5.0),
-        worker(2, cycle_ms=62, fn_ms=60, collective_ms=5.0),
+        worker(0, cycle_ms=62, fn_ms=60, collective_ms=5.0, cluster=THREE),
+        worker(1, cycle_ms=62, fn_ms=8, collective_ms=5.0, cluster=THREE),
+        worker(2, cycle_ms=62, fn_ms=60, collective_ms=5.0, cluster=THREE),
     ]
     text = tfdiag.merge(reports).render("text", width=80)
     assert isinstance(text, str)

@@ -217,3 +217,24 @@ def test_an_npy_header_that_claims_terabytes_exits_2(tmp_path: Path) -> None:
         run_cli("compare", "--model", str(tmp_path / "m.keras"), "--x", str(path))
     )
     assert "header claims 35,184,372,088,832 bytes" in line
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("explain", "."), "is a folder"),
+        (("explain", "/"), "is a folder"),
+        (("explain", ".."), "is a folder"),
+        (("merge", "/"), "is a folder"),
+        (("snakeviz", "."), "is a folder"),
+        (("snakeviz", ""), "an empty path"),
+        (("tensorboard", "/"), "expected a .tfdiag.json report"),
+    ],
+)
+def test_a_path_with_no_file_name_is_one_line(args: tuple[str, ...], says: str) -> None:
+    """#20.10: a lock name was built from the path before the "is a folder" check, and
+    ``.`` and ``/`` have no file name: an internal error, exit 1."""
+    from conftest import run_cli_without_tensorflow
+
+    line = _one_line_exit_2(run_cli_without_tensorflow(*args))
+    assert line.startswith("tfdiag: error:") and says in line, line

@@ -151,3 +151,69 @@ def test_the_quiet_stderr_drops_only_xprofs_request_lines() -> None:
     quiet.write('{"httpRequest": {"status": 200}}\nTensorBoard 2.21 at http')
     quiet.write("://127.0.0.1:6006/\n")
     assert out.getvalue() == "TensorBoard 2.21 at http://127.0.0.1:6006/\n"
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_stale_copies_of_dead_processes_are_swept_and_nothing_else(tmp_path: Path) -> None:
+    from tfdiag.frontends.commands.tensorboard import sweep_stale_copies
+
+    dead, live = _dead_pid(), os.getppid()
+    for name in (f"tfdiag-tensorboard-{dead}-ab_c1", f"tfdiag-tensorboard-{live}-ab_c1"):
+        (tmp_path / name / "run.tfprofile").mkdir(parents=True)
+        (tmp_path / name / "run.tfprofile" / "trace.pb").write_bytes(b"x" * 100)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "mine.txt").write_text("mine")
+    (tmp_path / f"tfdiag-tensorboard-{dead}-link").symlink_to(victim)
+    (tmp_path / f"other-{dead}-ab_c1").mkdir()
+    sweep_stale_copies(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"tfdiag-tensorboard-{live}-ab_c1", f"tfdiag-tensorboard-{dead}-link", "victim",
+         f"other-{dead}-ab_c1"]
+    )  # fmt: skip
+    assert (victim / "mine.txt").read_text() == "mine"
+
+
+@pytest.mark.tf
+def test_a_hangup_removes_the_served_copy_and_a_killed_ones_copy_is_swept(tmp_path: Path) -> None:
+    """#20.12: a closed terminal (SIGHUP) left the temporary copy of the trace; so did
+    kill -9, which no handler sees: the next ``tfdiag tensorboard`` removes that one."""
+    logdir = tmp_path / "x.tfprofile"
+    (logdir / "plugins" / "profile" / "r").mkdir(parents=True)
+    (logdir / "plugins" / "profile" / "r" / "h.xplane.pb").write_bytes(b"trace")
+    tmp = tmp_path / "tmp"
+    stale = tmp / f"tfdiag-tensorboard-{_dead_pid()}-k1ll3d"
+    (stale / "x.tfprofile").mkdir(parents=True)
+    port = _free_port()
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp)}
+    log = tmp_path / "tensorboard.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tfdiag", "tensorboard", str(logdir), "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=ROOT,
+            env=env,
+        )
+        try:
+            _wait_for(proc, f"http://127.0.0.1:{port}/data/plugin/profile/runs", log)
+            copies = _copies(tmp)  # the stale one is gone, its own is there
+            assert copies and all(n.startswith(f"tfdiag-tensorboard-{proc.pid}-") for n in copies)
+            proc.send_signal(signal.SIGHUP)
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 128 + signal.SIGHUP, log.read_text()[-2000:]
+    assert _copies(tmp) == []
+
+
+def _copies(tmp: Path) -> list[str]:
+    """The copies in ``tmp`` (TensorBoard keeps its own ``.tensorboard-info`` there too)."""
+    return [p.name for p in tmp.iterdir() if p.name.startswith("tfdiag-tensorboard-")]

@@ -26,6 +26,7 @@ from tfdiag.advise.finding import (
 )
 from tfdiag.advise.table import FINDINGS
 from tfdiag.advise.user import user_finding
+from tfdiag.advise.work import NO_FINDING
 from tfdiag.analysis.pipeline import Analysis, analysis_of
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
@@ -173,6 +174,8 @@ def advise(
         verification = record.verification_of(spec.id)
         severity = spec.severity(max(impact, measured_impact(verification)))
         found.append(_Found(spec, d, impact, ctx, verification, severity, order))
+    if len(found) > 1:  # where the time went is said only when nothing else is
+        found = [f for f in found if f.spec.id != NO_FINDING]
     found.sort(
         key=lambda f: (
             _order_key(

@@ -9,6 +9,7 @@ import fnmatch
 from tfdiag.advise.evidence import (
     functions,
     graph_calls_per_iteration,
+    iterators_per_read,
     keras_call,
     keras_steps,
     pct,
@@ -98,7 +99,15 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
             0, f"`{call.method}` is called {call.per_iteration:.3g}× per iteration of your code"
         )
     method = call.method if call is not None else report.call.method
-    return Detection(impact, tuple(evidence), values={"method": method})
+    variant = None
+    if _is_iterator_builder(report.profile.functions[top.index].name):
+        fresh = iterators_per_read(report, analysis)
+        if fresh is not None:
+            variant = "iterator-per-step"
+            evidence.append(
+                f"each iterator serves {fresh[1]:.3g} `next()` call(s): a new one per batch"
+            )
+    return Detection(impact, tuple(evidence), variant=variant, values={"method": method})
 
 
 def per_epoch_overhead(ctx: Context) -> Detection | None:
@@ -217,7 +226,9 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if batch is not None:
         evidence.append(f"batch size {batch}")
     variant = "keras-" + steps.kind if steps is not None else None  # None: the call kind's
-    values = {"steps": f"{count:.0f}", "batch_size": batch or "the batch size"}
+    if variant == "keras-train" and batch is None:
+        variant = "keras-train-unknown-batch"  # a text that needs no batch size
+    values = {"steps": f"{count:.0f}", "batch_size": batch or ""}
     return Detection(overhead, tuple(evidence), variant=variant, values=values)
 
 
@@ -272,7 +283,10 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
                 f"; its step functions are traced again after it: tracing is "
                 f"{pct(tracing_share)} of steady-state time"
             )
-        candidates.append((max(best[0], tracing_share), line, "model"))
+        # compile() per call is how a hyper-parameter is changed between rounds: its fix
+        # says how to change one on the compiled model.
+        variant = "compile" if fn.name.endswith(".compile") else "model"
+        candidates.append((max(best[0], tracing_share), line, variant))
     if fresh:
         name, count = fresh
         line = (

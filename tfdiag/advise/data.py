@@ -3,7 +3,14 @@ tensors on every call."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import functions, keras_call, pct, python_callbacks, tf_figures
+from tfdiag.advise.evidence import (
+    functions,
+    iterators_per_read,
+    keras_call,
+    pct,
+    python_callbacks,
+    tf_figures,
+)
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.attribute import edge_weights
 from tfdiag.analysis.pipeline import Analysis
@@ -91,7 +98,16 @@ def input_bound(ctx: Context) -> Detection | None:
     if pydataset is not None:
         variant, line = pydataset
         evidence.append(line)
-    values = {}
+    values: dict[str, str] = {}
+    fresh = iterators_per_read(report, analysis)
+    if fresh is not None:
+        created, reads = fresh
+        variant = "iterator-per-step"
+        evidence.append(
+            f"a new tf.data iterator is created {created:.3g}× per iteration, for "
+            f"{reads:.3g} `next()` call(s) each: every batch starts the pipeline from scratch "
+            "(its shuffle buffer refilled, its prefetch started again)"
+        )
     elements = _elements_read(report, analysis)
     if elements is not None and elements[0] >= ctx.threshold("min_elements_per_call"):
         per, each_s = elements

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from tfdiag.advise import findings_of
 from tfdiag.advise.finding import Finding
+from tfdiag.advise.work import NO_FINDING
 from tfdiag.analysis.diff import Spread, environment_differences, ratio, slower_than, verdict
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
@@ -85,8 +86,10 @@ def diff_record(before: RunRecord, after: RunRecord, names: tuple[str, str]) -> 
         InputError: a run without timed iterations.
     """
     a, b = _side(before, names[0]), _side(after, names[1])
-    old = {f.id: f for f in findings_of(before)}
-    now = {f.id: f for f in findings_of(after)}
+    # "No known slow pattern" says where the time went, not a cause: it is never resolved,
+    # new or persisting.
+    old = {f.id: f for f in findings_of(before) if f.id != NO_FINDING}
+    now = {f.id: f for f in findings_of(after) if f.id != NO_FINDING}
     warnings = []
     differs = environment_differences(before.environment, after.environment)
     if differs:

@@ -195,6 +195,24 @@ def graph_calls_per_iteration(record: RunRecord, analysis: Analysis) -> float:
     )
 
 
+def iterators_per_read(record: RunRecord, analysis: Analysis) -> tuple[float, float] | None:
+    """A user's loop that makes a new iterator for (nearly) every batch it reads
+    (``next(iter(ds))``): ``(iterators per iteration, next() calls per iterator)``; None when
+    Keras reads the data or each iterator reads more than a couple of batches."""
+    if keras_call(record, analysis) is not None:
+        return None
+    created = per_iteration(
+        analysis, functions(record, _ITERATOR_OPS, "OwnedIterator._create_iterator")
+    )
+    reads = per_iteration(analysis, functions(record, _ITERATOR_OPS, "OwnedIterator.__next__"))
+    if created < 1 or reads < 1 or reads / created > 2:
+        return None
+    return created, reads / created
+
+
+_ITERATOR_OPS = "tensorflow/python/data/ops/iterator_ops.py"
+
+
 def user_frames(record: RunRecord) -> Iterator[tuple[int, FunctionStat]]:
     for i, fn in enumerate(record.profile.functions):
         if is_user_code(fn.file):

@@ -10,7 +10,9 @@ from tfdiag.advise.evidence import (
     category_of,
     functions,
     graph_calls_per_iteration,
+    keras_call,
     pct,
+    per_iteration,
     python_callbacks,
     tf_figures,
     times,
@@ -159,7 +161,11 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
 
 
 #: Retrace causes that another finding's fix removes.
-_PART_OF = {"via-data": "per-call-input-pipeline", "new-function": "model-rebuilt-per-call"}
+_PART_OF = {
+    "via-data": "per-call-input-pipeline",
+    "new-function": "model-rebuilt-per-call",
+    "recompiled": "model-rebuilt-per-call",
+}
 
 
 def _cause(
@@ -200,6 +206,21 @@ def _cause(
         evidence.append(f"traced from `{origin.short_name}`")
         if category_of(analysis, chain[-1]) is Category.INPUT_PIPELINE:
             return "via-data", {}
+    compiles = per_iteration(
+        analysis,
+        (
+            (j, fn)
+            for j, fn in enumerate(report.profile.functions)
+            if fn.name in ("Trainer.compile", "Model.compile")
+            and "keras" in normalize_path(fn.file)
+        ),
+    )
+    if compiles >= 0.5:
+        evidence.append(
+            f"`compile()` runs {compiles:.3g}× per iteration: each one drops the step "
+            "functions Keras traced, so they are traced again"
+        )
+        return "recompiled", {}
     return "retrace", {}
 
 
@@ -227,37 +248,12 @@ def eager_execution(ctx: Context) -> Detection | None:
     i, _ = eager[0]
     ops = analysis.steady_calls_per_iteration(i)
     graph_calls = graph_calls_per_iteration(report, analysis)
-    if ops < ctx.threshold("min_ops_per_iteration") or graph_calls >= ctx.threshold(
-        "max_graph_calls_per_iteration"
-    ):
+    if ops < ctx.threshold("min_ops_per_iteration"):
         return None
-    # TFE_Py_FastPathExecute's own time is the op's kernel plus its C++ dispatch (about
-    # `dispatch_s` per op: a scalar add costs ~30 µs there on a 2-core CPU); the dispatch is
-    # what a graph removes, the kernel stays.
-    dispatch = analysis.steady.functions[i]
-    kernel_s = max(dispatch.self_s - dispatch.calls * ctx.threshold("dispatch_s"), 0.0)
-    kernel = analysis.of_steady(kernel_s)
-    figures = tf_figures(report)
-    if figures is not None and figures.eager_s > 0 and figures.wall_s > 0:
-        kernel = min(figures.eager_s / figures.wall_s, kernel)
-    kept = sum(
-        analysis.steady_share(c)
-        for c in (
-            Category.INPUT_PIPELINE,
-            Category.CALLBACKS,
-            Category.USER_CODE,
-            Category.OUTPUT_CONVERSION,
-        )
-    )
-    builders = max(
-        (
-            min(analysis.of_steady(analysis.steady.functions[j].cum_s), 1.0)
-            for name in _BUILDERS
-            for flavour in ("keras/*", "tf_keras/*")
-            for j, _ in functions(report, flavour, f"*{name}")
-        ),
-        default=0.0,
-    )
+    kernel = _kernel_share(ctx, i)
+    if graph_calls >= ctx.threshold("max_graph_calls_per_iteration"):
+        return _eager_around_graphs(ctx, i, ops, graph_calls, kernel)
+    kept, builders = _kept_and_builders(report, analysis)
     removable = max(1.0 - kernel - kept - builders, 0.0)
     if removable < ctx.threshold("min_share"):
         return None
@@ -278,6 +274,147 @@ def eager_execution(ctx: Context) -> Detection | None:
         variant = "run-eagerly"
         evidence.insert(0, "the model runs its Keras step eagerly (`run_eagerly=True`)")
     return Detection(removable, tuple(evidence), variant=variant)
+
+
+def _kernel_share(ctx: Context, i: int) -> float:
+    """The eager ops' kernels as a share of the steady state: TFE_Py_FastPathExecute's own
+    time is the op's kernel plus its C++ dispatch (about `dispatch_s` per op: a scalar add
+    costs ~30 µs there on a 2-core CPU); the dispatch is what a graph removes, the kernel
+    stays. The TF profiler's op time (its eager ops' when it tells them apart), when it
+    ran, bounds it."""
+    analysis = ctx.analysis
+    dispatch = analysis.steady.functions[i]
+    kernel_s = max(dispatch.self_s - dispatch.calls * ctx.threshold("dispatch_s"), 0.0)
+    kernel = analysis.of_steady(kernel_s)
+    figures = tf_figures(ctx.record)
+    if figures is not None and figures.wall_s > 0:
+        # Every kernel is an op: the TF profiler's op time bounds them, its eager ops' time
+        # more tightly.
+        ops = figures.eager_s if figures.eager_s > 0 else figures.op_s
+        kernel = min(ops / figures.wall_s, kernel)
+    return kernel
+
+
+def _kept_and_builders(report: RunRecord, analysis: Analysis) -> tuple[float, float]:
+    """What a graph would not remove: the input, callbacks, user code and output shares,
+    and the largest model builder's (other findings' causes)."""
+    kept = sum(
+        analysis.steady_share(c)
+        for c in (
+            Category.INPUT_PIPELINE,
+            Category.CALLBACKS,
+            Category.USER_CODE,
+            Category.OUTPUT_CONVERSION,
+        )
+    )
+    builders = max(
+        (
+            min(analysis.of_steady(analysis.steady.functions[j].cum_s), 1.0)
+            for name in _BUILDERS
+            for flavour in ("keras/*", "tf_keras/*")
+            for j, _ in functions(report, flavour, f"*{name}")
+        ),
+        default=0.0,
+    )
+    return kept, builders
+
+
+def _eager_around_graphs(
+    ctx: Context, i: int, ops: float, graph_calls: float, kernel: float
+) -> Detection | None:
+    """The step is a graph, but ops also run eagerly around it, found by their volume: the
+    eager ops per iteration × what each costs in Python (the op wrapper that dispatches it,
+    its C++ dispatch) less their kernels (``tf.summary`` histograms written every step, a
+    metric updated outside the step, a model called eagerly beside a compiled train step)."""
+    report, analysis = ctx.record, ctx.analysis
+    fns = analysis.steady.functions
+    dispatch = fns[i]
+    wrappers = {e.caller for e in dispatch.callers}
+    python_s = sum(fns[w].cum_s for w in wrappers) if wrappers else dispatch.cum_s
+    python_s = max(python_s, dispatch.cum_s)
+    # Found by volume: the op wrappers and their dispatch, less the kernels.
+    removable = max(min(analysis.of_steady(python_s), 1.0) - kernel, 0.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    found = _eager_entry(report, analysis, max(wrappers, key=lambda w: fns[w].cum_s, default=i))
+    if found is not None:
+        # The Python it runs around the ops (tf.summary's, a layer's) goes with them; a graph
+        # it calls does not.
+        around = fns[found[0]].cum_s - _graph_time_under(report, analysis, found[0])
+        removable = max(removable, min(analysis.of_steady(max(around, 0.0)), 1.0) - kernel)
+    if keras_call(report, analysis) is None:
+        # A loop of the user's own: everything but the graph calls, the kernels and what
+        # other findings account for is the Python of ops run one at a time.
+        kept, builders = _kept_and_builders(report, analysis)
+        graphs = min(analysis.of_steady(_graph_calls_s(report, analysis)), 1.0)
+        removable = max(removable, 1.0 - kernel - kept - builders - graphs)
+    each = python_s / dispatch.calls if dispatch.calls else 0.0
+    evidence = [
+        f"{ops:.0f} eager op dispatches per iteration (`TFE_Py_FastPathExecute`) beside "
+        f"{graph_calls:.3g} graph function calls: besides the graph, ops run one at a time "
+        f"from Python, {each * 1e6:.0f} µs each with their op wrappers",
+        f"dispatching them is {pct(removable)} of steady-state time (kernels left out): what "
+        "running them inside the graph, or less often, removes",
+    ]
+    values = {"entry": "the code around your `tf.function`"}
+    if found is not None:
+        values["entry"] = found[1]
+        evidence.append(f"most of them come from `{found[1]}`, called from your code")
+    return Detection(removable, tuple(evidence), variant="around-graph", values=values)
+
+
+def _graph_calls_s(report: RunRecord, analysis: Analysis) -> float:
+    """Steady seconds in graph calls (``_call_flat``)."""
+    return sum(
+        analysis.steady.functions[g].cum_s
+        for g, _ in functions(
+            report,
+            "tensorflow/python/eager/polymorphic_function/concrete_function.py",
+            "*_call_flat",
+        )
+    )
+
+
+def _graph_time_under(report: RunRecord, analysis: Analysis, j: int) -> float:
+    """Steady seconds of graph calls (``_call_flat``) whose heaviest caller path passes
+    through function ``j``."""
+    fns = analysis.steady.functions
+    total = 0.0
+    for g, _ in functions(
+        report, "tensorflow/python/eager/polymorphic_function/concrete_function.py", "*_call_flat"
+    ):
+        i, seen = g, {g}
+        while fns[i].callers:
+            i = max(fns[i].callers, key=lambda e: e.cum_s).caller
+            if i == j:
+                total += fns[g].cum_s
+                break
+            if i in seen:
+                break
+            seen.add(i)
+    return total
+
+
+def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> tuple[int, str] | None:
+    """The TensorFlow/Keras function the user's code called that dispatches the eager ops
+    (``histogram``, ``Layer.__call__``): up the heaviest callers to the frame below the
+    user's."""
+    fns = analysis.steady.functions
+    seen, below = {i}, i
+    while fns[i].callers:
+        caller = max(fns[i].callers, key=lambda e: e.cum_s).caller
+        if caller in seen:
+            return None
+        seen.add(caller)
+        if is_user_code(fns[caller].file):
+            path = normalize_path(fns[below].file)
+            if path.startswith(_TF_FUNCTION_INTERNALS) or "trainer" in path:
+                return None  # a graph call or a Keras loop: not only eager work
+            return below, fns[below].short_name
+        if category_of(analysis, caller) is not Category.WRAPPER:
+            below = caller
+        i = caller
+    return None
 
 
 _POLYMORPHIC = "tensorflow/python/eager/polymorphic_function/polymorphic_function.py"

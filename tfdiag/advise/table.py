@@ -24,6 +24,14 @@ _RETRACE_SHAPE = (
     "a few fixed shapes (`drop_remainder=True` for a short last batch)."
 )
 
+_ITERATOR_ONCE = (
+    "Your code makes a new iterator over the dataset for every batch (`next(iter(ds))`, or "
+    "`for x in ds: … break`, inside the loop): each new iterator starts the pipeline from "
+    "scratch, refilling its shuffle buffer and prefetch. Create the iterator once (`it = "
+    "iter(ds)` outside the loop, with `ds.repeat()` for more than one epoch) and call "
+    "`next(it)` in the loop; `num_parallel_calls` and `prefetch` do not remove this cost."
+)
+
 FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-call-input-pipeline",
@@ -47,6 +55,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "in a `tf.function` step built once (`tf.GradientTape` for training, "
             "`model(x, training=False)` for inference) with tensors, or make one `fit`/`predict` "
             "over a `tf.data.Dataset`." + MEASURE_ON_YOUR_MODEL,
+            "iterator-per-step": _ITERATOR_ONCE,
             "other": "Build the input pipeline (`tf.data.Dataset`) once, outside the repeated "
             "call, and iterate over it; for single in-memory batches call the model directly."
             + MEASURE_ON_YOUR_MODEL,
@@ -86,6 +95,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "call, callbacks, logs) that dwarfs its batch. Run many steps per graph call with "
             "`model.compile(..., steps_per_execution=32)`, and use a larger `batch_size` where "
             "training allows ({batch_size} now).",
+            "keras-train-unknown-batch": "Each of the {steps} steps per epoch pays a fixed "
+            "Python cost (a graph call, callbacks, logs) that dwarfs its batch. Run many steps "
+            "per graph call with `model.compile(..., steps_per_execution=32)`, and use larger "
+            "batches where training allows (`batch_size=` in `fit`, or `ds.batch(...)`).",
             "keras-predict": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
             "`batch_size` to `predict` (e.g. `batch_size=1024`; the outputs do not change), or "
             "`model.compile(..., steps_per_execution=...)`.",
@@ -109,6 +122,12 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "model": "A model is built, loaded or compiled on every call, and everything Keras "
             "built for the last one (its graphs, its compiled step) is thrown away. Build or load "
             "it once, outside the loop, and reuse it (`set_weights` to change its weights).",
+            "compile": "`compile()` runs on every call, and each compile throws away the "
+            "train step Keras traced, so it is traced again. Compile once, outside the loop; "
+            "change a hyper-parameter on the compiled model instead: "
+            "`model.optimizer.learning_rate.assign(new_lr)`, or compile once with a "
+            "`keras.optimizers.schedules.LearningRateSchedule` as the learning rate, or pass "
+            "`keras.callbacks.LearningRateScheduler(fn)` to `fit`.",
             "function": "A new `tf.function` is made on every call (defined inside the function "
             "you call), so it is traced again each time: define the `tf.function` once, outside "
             "the loop, and call that object.",
@@ -140,6 +159,12 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "outside the loop, and call that object (see `model-rebuilt-per-call`).",
             "new-function-alone": "The `tf.function` is made anew on every call: define it "
             "once, outside the loop, and call that object.",
+            "recompiled": "The traces are Keras' step functions, dropped by the `compile()` "
+            "run on every call: the fix for `model-rebuilt-per-call` removes them.",
+            "recompiled-alone": "The traces are Keras' step functions, dropped by the "
+            "`compile()` run on every call: compile once, outside the loop, and change a "
+            "hyper-parameter on the compiled model "
+            "(`model.optimizer.learning_rate.assign(new_lr)`).",
             "via-data": "The traces are the tf.data functions of the pipeline built on every "
             "call: the fix for `per-call-input-pipeline` removes them too.",
             "via-data-alone": "The traces are the tf.data functions of an input pipeline built "
@@ -165,10 +190,19 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "run-functions-eagerly": "`tf.config.run_functions_eagerly(True)` is on, so every "
             "`tf.function` runs as plain Python: turn it off "
             "(`tf.config.run_functions_eagerly(False)`).",
-            "other": "Run the step as a graph: decorate your train step (forward pass, loss, "
-            "`tape.gradient`, `apply_gradients`) with `@tf.function`, or call the model through "
-            "`predict = tf.function(lambda x: model(x, training=False))` built once and reused; "
-            "keep logging and `.numpy()` calls outside it.",
+            "around-graph": "Your step is a graph, but `{entry}` runs eagerly around it, "
+            "one op at a time from Python, on every iteration: move that work into the "
+            "`tf.function` (metric updates, a model called for actions, summaries inside it), or "
+            "do it less often (`tf.summary` histograms every N steps: `if step % 100 == 0:`); "
+            "a model called eagerly per step goes through a `tf.function` built once "
+            "(`act = tf.function(lambda x: model(x, training=False))`).",
+            "other": "Run the whole per-batch body as one graph: decorate your train step with "
+            "`@tf.function` and put everything done per batch inside it — the forward pass, the "
+            "loss, `tape.gradient`, `apply_gradients`, and the metric updates "
+            "(`metric.update_state(...)`, a second forward pass for accuracy) — so one graph call "
+            "runs the batch; for inference call the model through `predict = "
+            "tf.function(lambda x: model(x, training=False))` built once and reused. Keep only "
+            "printing, logging and `.numpy()` calls outside it.",
         },
         thresholds={
             "min_ops_per_iteration": 10,
@@ -179,7 +213,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         when="≥ `min_ops_per_iteration` eager op dispatches per iteration and fewer than "
         "`max_graph_calls_per_iteration` graph function calls; impact: the steady-state share "
         "outside the ops' kernels (their dispatch time less `dispatch_s` per op) and outside "
-        "what other findings account for (≥ `min_share`)",
+        "what other findings account for (≥ `min_share`). Beside graph calls, by volume: the "
+        "eager ops' cost (their op wrappers' time, less the kernels) ≥ `min_share`",
     ),
     FindingSpec(
         "python-in-graph",
@@ -234,6 +269,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
             "Add `.cache()` after expensive steps that give the same result every epoch "
             "(decoding, resizing) and `.prefetch(tf.data.AUTOTUNE)` last.",
+            "iterator-per-step": _ITERATOR_ONCE,
             "per-element": "Your loop reads the dataset one element at a time ({elements} "
             "`next()` calls per call), each a round trip from Python into tf.data: `batch()` the "
             "dataset and work on whole batches (a vectorised `map` after `batch`), or run the "
@@ -277,9 +313,18 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "Callbacks and the progress bar cost time",
         work.callback_overhead,
         fixes={
-            "user": "Your callback's per-batch hook runs on every batch, in line with the "
+            "user": "Your callback's `{callback}` runs on every batch, in line with the "
             "steps: move the work to `on_epoch_end`, or do it every N batches "
             "(`if batch % 100 == 0:`), and keep it out of the training thread if it is I/O.",
+            "checkpoint": "`{callback}` writes the model during the epoch, in line with the "
+            "steps: save once per epoch (`ModelCheckpoint(..., save_freq='epoch')`, the "
+            "default), or give `save_freq=` a number of batches in the hundreds or thousands; "
+            "`save_weights_only=True` makes each save cheaper.",
+            "tensorboard": "`{callback}` writes summaries during the epoch: pass "
+            "`TensorBoard(update_freq='epoch', histogram_freq=0, profile_batch=0)` (or "
+            "`histogram_freq` of several epochs), so it logs once per epoch and does not "
+            "profile batches; or raise `steps_per_execution` in `compile()` so its batch hook "
+            "runs once per several batches.",
             "user-evaluate": "Your callback calls `model.evaluate`, which builds a data pipeline, "
             "an iterator and its own callbacks on every call: evaluate a held batch with "
             "`model.test_on_batch(x, y)` (or a `tf.function` of `model(x, training=False)` and "
@@ -291,9 +336,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "batch, and less often (`on_epoch_end`, every N batches).",
             "progbar": "`verbose=1` redraws the progress bar every batch: pass `verbose=2` (one "
             "line per epoch) or `verbose=0`.",
-            "keras": "A Keras callback does per-batch work: log per epoch (`TensorBoard("
-            "update_freq='epoch')`, no `profile_batch`), or raise `steps_per_execution` in "
-            "`compile()` so callbacks run once per several batches.",
+            "keras": "`{callback}` does per-batch work: set it to work once per epoch "
+            "(its `*_freq` argument), drop it if you don't need it, or raise "
+            "`steps_per_execution` in `compile()` so callbacks run once per several batches.",
             "other": "Pass `verbose=0` (or `verbose=2`), drop callbacks you don't need, move "
             "per-batch work to `on_epoch_end`, and raise `steps_per_execution` in `compile()` so "
             "callbacks run once per several batches.",
@@ -309,14 +354,14 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         fixes={
             "alone": "The time is in the model's own TensorFlow ops (measured with the TF "
             "profiler), so Python-side changes won't help: make the work cheaper "
-            "(`jit_compile=True` in `compile()`, mixed precision on a GPU, a smaller model or "
+            "({jit}, mixed precision on a GPU, a smaller model or "
             "input) or run it on faster hardware.",
             "first": "Most of the time is in the model's own TensorFlow ops (measured with "
             "the TF profiler): the Python-side findings below remove only their share of it. "
-            "Beyond them, make the ops cheaper (`jit_compile=True` in `compile()`, mixed "
+            "Beyond them, make the ops cheaper ({jit}, mixed "
             "precision on a GPU, a smaller model or input) or run them on faster hardware.",
             "other": "Most of what is left is the model's own ops: after the fixes above, make "
-            "them cheaper (`jit_compile=True` in `compile()`, mixed precision on a GPU, a "
+            "them cheaper ({jit}, mixed precision on a GPU, a "
             "smaller model or input).",
         },
         thresholds={"min_share": 0.5, "max_input_wait": 0.2},
@@ -331,15 +376,47 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "One-time build cost dominates",
         work.build_dominated,
         fixes={
+            "large-graph": "The one-time cost is tracing `{function}` into a graph of {ops} "
+            "ops: a Python `for` loop over `range(n)` (or a list) inside a `tf.function` is "
+            "unrolled, every step's ops copied into the graph. Loop with `tf.range` instead "
+            "(`for t in tf.range(n):` — AutoGraph turns it into one `tf.while_loop`), carrying "
+            "the loop's state in tensors (`tf.TensorArray` for per-step outputs); the graph "
+            "then holds the body once.",
             "other": "This is one-time cost: make one warm-up call before timing or serving, "
             "keep the model and its compiled functions alive (no `compile()`, "
             "`clear_session()` or model rebuild inside the loop), and judge speed on the "
             "steady state.",
         },
-        thresholds={"min_share": 0.5, "cold_ratio": 10, "min_share_when_cold": 0.2},
+        thresholds={
+            "min_share": 0.5,
+            "cold_ratio": 10,
+            "min_share_when_cold": 0.2,
+            "large_graph_ops": 500,
+            "unrolled_repeats": 100,
+        },
         tier="one-time",
         when="one-time cost (cold call minus one steady iteration) ≥ `min_share` of profiled "
-        "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`",
+        "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`; a "
+        "user function traced into a graph of ≥ `large_graph_ops` ops, one of them repeated "
+        "≥ `unrolled_repeats`× in one scope (`mul`, `mul_1`, …), names its unrolled loop",
+    ),
+    FindingSpec(
+        work.NO_FINDING,
+        "No known slow pattern: where the time went",
+        work.where_the_time_went,
+        fixes={
+            "other": "None of tfdiag's findings applies: no known slow pattern crosses its "
+            "threshold, so the time above is spread over the model's ops and the code around "
+            "them. Start from the largest share: for op time, a smaller model or input, "
+            "`jit_compile=True`, or faster hardware; for your own code, "
+            "`tfdiag.profile(..., sampling=True)` shows whole stacks; "
+            "`tfdiag.compare(model, x)` times other ways of calling the model on your data.",
+        },
+        bands=(2.0, 2.0),
+        tier="conclusion",
+        when="no other finding is reported (it is dropped when one is): the steady state's "
+        "split by category, the TF profiler's op and input shares, the eager ops and your "
+        "heaviest function, with why no finding applies",
     ),
     FindingSpec(
         "warmup",

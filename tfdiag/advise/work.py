@@ -3,12 +3,22 @@ model's own ops, and one-time build cost."""
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import KERAS_ENTRY_FILES, category_of, functions, pct, tf_figures
-from tfdiag.advise.finding import Context, Detection
+from tfdiag.advise.evidence import (
+    KERAS_ENTRY_FILES,
+    category_of,
+    effective_kind,
+    functions,
+    pct,
+    tf_figures,
+    user_frames,
+)
+from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
+from tfdiag.records.traces import TraceEvent
+from tfdiag.records.units import fmt_s
 
 _HOOK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
 
@@ -48,10 +58,16 @@ def callback_overhead(ctx: Context) -> Detection | None:
         f"callbacks & progress bar: {pct(share)} of steady-state time, everything their hooks "
         f"run included ({pct(own)} in the callbacks' own code)"
     ]
-    heaviest, variant = _heaviest_callback(ctx.record, analysis)
+    heaviest, variant, name = _heaviest_callback(ctx.record, analysis)
     if heaviest:
         evidence.append(heaviest)
-    values = {}
+    values: dict[str, str] = {}
+    if variant is None:  # nothing timed names it: a Keras callback the call was given
+        variant, name = _configured_callback(report)
+    if variant == "keras" and name in _KERAS_CALLBACK_VARIANTS:
+        variant = _KERAS_CALLBACK_VARIANTS[name]
+    if name is not None:
+        values["callback"] = _with_settings(report, name) if variant != "user" else name
     nested = _keras_call_in_callback(report, analysis)
     if nested is not None:
         method, per, nested_share = nested
@@ -101,9 +117,41 @@ def _keras_call_in_callback(
     return best
 
 
-def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None]:
+#: Keras callbacks whose fix names their own frequency arguments.
+_KERAS_CALLBACK_VARIANTS = {"ModelCheckpoint": "checkpoint", "TensorBoard": "tensorboard"}
+
+
+def _with_settings(record: RunRecord, name: str) -> str:
+    """``ModelCheckpoint(save_freq=2)``: the class with the frequency settings the call's
+    facts recorded for it (the class alone when there are none)."""
+    prefix = f"callback.{name}."
+    settings = [
+        f"{key[len(prefix) :]}={_literal(value)}"
+        for key, value in record.call.facts
+        if key.startswith(prefix)
+    ]
+    return f"{name}({', '.join(settings)})" if settings else name
+
+
+def _literal(value: str) -> str:
+    """A recorded setting as the user writes it: ``2``, ``'epoch'``."""
+    return value if value.lstrip("-").isdigit() or value in ("True", "False") else repr(value)
+
+
+def _configured_callback(record: RunRecord) -> tuple[str | None, str | None]:
+    """A Keras callback given to the call whose settings make it work during the epoch
+    (``ModelCheckpoint(save_freq=<batches>)``, ``TensorBoard(update_freq=<batches>)``)."""
+    for name, variant in _KERAS_CALLBACK_VARIANTS.items():
+        for setting in ("save_freq", "update_freq", "profile_batch"):
+            value = record.call.fact(f"callback.{name}.{setting}")
+            if value is not None and value.isdigit() and int(value) > 0:
+                return variant, name
+    return None, None
+
+
+def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str | None, str | None]:
     """Which callback's hooks cost the most: the user's own (by class and hook), the
-    progress bar, or a Keras one (TensorBoard, ...)."""
+    progress bar, or a Keras one (TensorBoard, ...): ``(evidence, variant, name)``."""
     seconds: dict[tuple[str, str], float] = {}
     for i, fn in enumerate(analysis.steady.functions):
         cb = analysis.own[i].get(Category.CALLBACKS, 0.0) * fn.self_s
@@ -113,14 +161,15 @@ def _heaviest_callback(record: RunRecord, analysis: Analysis) -> tuple[str, str 
         if owner is not None:
             seconds[owner] = seconds.get(owner, 0.0) + cb
     if not seconds:
-        return "", None
+        return "", None, None
     (name, kind), s = max(seconds.items(), key=lambda kv: kv[1])
     share = analysis.of_steady(s)
     if kind == "user":
-        return f"your callback `{name}` takes {pct(share)} of steady-state time", "user"
+        return f"your callback `{name}` takes {pct(share)} of steady-state time", "user", name
     if kind == "progbar":
-        return f"the progress bar takes {pct(share)} of steady-state time", "progbar"
-    return f"`{name}` takes {pct(share)} of steady-state time", "keras"
+        return f"the progress bar takes {pct(share)} of steady-state time", "progbar", None
+    shown = _with_settings(record, name)
+    return f"`{shown}` takes {pct(share)} of steady-state time", "keras", name
 
 
 def _owner(record: RunRecord, analysis: Analysis, i: int) -> tuple[str, str] | None:
@@ -171,7 +220,15 @@ def compute_bound(ctx: Context) -> Detection | None:
         f"{wall * 1e3:.1f} ms {basis} ({pct(share)}{threads}); waiting for input "
         f"{pct(input_wait)}; tf.data ops and Python ops not counted",
     )
-    return Detection(share, evidence)
+    # A custom loop has no compile(): XLA is asked for on its own tf.function.
+    keras = effective_kind(ctx) in (CallKind.PREDICT, CallKind.FIT, CallKind.EVALUATE)
+    keras = keras or effective_kind(ctx) is CallKind.ON_BATCH
+    jit = (
+        "`jit_compile=True` in `compile()`"
+        if keras
+        else "`@tf.function(jit_compile=True)` on your step"
+    )
+    return Detection(share, evidence, values={"jit": jit})
 
 
 def build_dominated(ctx: Context) -> Detection | None:
@@ -204,4 +261,71 @@ def build_dominated(ctx: Context) -> Detection | None:
         )
     ):
         return None
+    big = _largest_user_graph(report)
+    if (
+        big is not None
+        and big.ops >= ctx.threshold("large_graph_ops")
+        and big.repeats >= ctx.threshold("unrolled_repeats")
+    ):
+        where = f"{big.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{big.line}"
+        evidence.append(
+            f"`{big.function}` ({where}) was traced into a graph of {big.ops} ops, one op "
+            f"repeated {big.repeats}× in one scope: a Python loop (`for … in range(…)`) in a "
+            "`tf.function` is unrolled, its body's ops copied into the graph once per step"
+        )
+        values = {"function": big.function, "ops": str(big.ops)}
+        return Detection(build_share, tuple(evidence), variant="large-graph", values=values)
     return Detection(build_share, tuple(evidence))
+
+
+def _largest_user_graph(record: RunRecord) -> TraceEvent | None:
+    """The user's own traced function whose graph holds the most ops."""
+    own = [e for e in record.traces if e.file and is_user_code(e.file) and e.ops > 0]
+    return max(own, key=lambda e: e.ops) if own else None
+
+
+#: The id of the finding that says where the time went when no other finding applies.
+NO_FINDING = "no-known-cause"
+
+
+def where_the_time_went(ctx: Context) -> Detection | None:
+    """Where the steady state goes, for a report no other finding applies to: the
+    categories' shares, the TF profiler's op and input-wait shares, the eager ops, the
+    heaviest function of the user's own — and why none of that is a known slow pattern.
+    (:func:`tfdiag.advise.advise` drops it when any other finding is reported.)"""
+    report, analysis = ctx.record, ctx.analysis
+    if analysis.steady_s <= 0:
+        return None
+    shares = sorted(
+        ((analysis.steady_share(c), c) for c in Category if c is not Category.WRAPPER),
+        key=lambda t: -t[0],
+    )
+    per = analysis.steady_s / analysis.iterations
+    spread = ", ".join(f"{c.label} {pct(x)}" for x, c in shares[:4] if x >= 0.01)
+    evidence = [f"the steady state, {fmt_s(per)} per iteration under cProfile, goes to: {spread}"]
+    figures = tf_figures(report)
+    if figures is not None and figures.wall_s > 0:
+        evidence.append(
+            f"TF profiler: the model's ops are {pct(figures.compute_share)} of the wall, "
+            f"waiting for input {pct(figures.input_wait_share)}: neither reaches a finding's "
+            "threshold"
+        )
+    for i, _ in functions(report, "~", "*TFE_Py_FastPathExecute*"):
+        evidence.append(
+            f"{analysis.steady_calls_per_iteration(i):.0f} eager op dispatches per iteration, "
+            f"{pct(analysis.of_steady(analysis.steady.functions[i].self_s))} of the time"
+        )
+        break
+    own = [
+        (analysis.steady.functions[i].cum_s, fn.short_name)
+        for i, fn in user_frames(report)
+        if analysis.steady.functions[i].calls > 0
+        and analysis.of_steady(analysis.steady.functions[i].cum_s) < 0.95  # not the call itself
+    ]
+    if own:
+        cum, name = max(own)
+        evidence.append(
+            f"the heaviest function of your own below the call: `{name}`, "
+            f"{pct(min(analysis.of_steady(cum), 1.0))} (cumulative)"
+        )
+    return Detection(0.0, tuple(evidence))

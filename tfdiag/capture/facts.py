@@ -19,6 +19,14 @@ _MODEL = (
     ("jit_compile", ("jit_compile", "_jit_compile")),
 )
 _PY_DATASET = ("workers", "use_multiprocessing", "max_queue_size")
+#: The settings of Keras' own callbacks that decide how often they work: name → attributes
+#: read (the first that is set). TensorBoard keeps ``profile_batch`` as ``_start_batch``.
+_CALLBACK_SETTINGS = (
+    ("save_freq", ("save_freq",)),
+    ("update_freq", ("update_freq",)),
+    ("histogram_freq", ("histogram_freq",)),
+    ("profile_batch", ("_start_batch",)),
+)
 
 
 def _scalar(value: Any) -> str | None:
@@ -84,6 +92,29 @@ def input_facts(label: str, value: Any) -> list[tuple[str, str]]:
     return []
 
 
+def callback_facts(callbacks: Any) -> list[tuple[str, str]]:
+    """``callbacks=[...]``'s classes in order (``callbacks``: ``ModelCheckpoint,MyLogger``)
+    and the frequency settings of Keras' own (``callback.ModelCheckpoint.save_freq``)."""
+    if not isinstance(callbacks, (list, tuple)):
+        return []
+    names, out = [], []
+    for cb in callbacks:
+        cls = type(cb)
+        names.append(cls.__name__)
+        if not (cls.__module__ or "").startswith(_KERAS):
+            continue
+        for name, spellings in _CALLBACK_SETTINGS:
+            for attr in spellings:
+                try:
+                    value = _scalar(getattr(cb, attr))
+                except Exception:
+                    continue
+                if value is not None:
+                    out.append((f"callback.{cls.__name__}.{name}", value))
+                    break
+    return [("callbacks", ",".join(names)), *out] if names else []
+
+
 def call_facts(fn: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """The facts of ``fn(*args, **kwargs)``; empty for a plain Python call."""
     out: list[tuple[str, str]] = []
@@ -98,7 +129,7 @@ def call_facts(fn: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> tuple[tu
         for i, value in enumerate(args):
             out += input_facts("x" if i == 0 else f"arg{i}", value)
         for key, value in kwargs.items():
-            out += input_facts(key, value)
+            out += callback_facts(value) if key == "callbacks" else input_facts(key, value)
     except Exception:  # facts are a bonus: a strange object must not stop the profile
         return tuple(out)
     return tuple(out)

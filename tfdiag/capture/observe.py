@@ -18,7 +18,7 @@ from typing import Any
 
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.pycalls import CallbackRecorder, hooked
-from tfdiag.capture.sampling import _calls, start_sampler
+from tfdiag.capture.sampling import ThreadSampler, _calls, start
 from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
@@ -74,18 +74,8 @@ def observe(
     outside its timing; ``tick(READING)`` comes before the trace is read.
     """
     out = into if into is not None else Observation()
-    sampler = None
-    if sampling:
-        try:
-            sampler = start_sampler(clock=clock)
-        except ProbeError as exc:
-            out.notes.append(f"sampling probe: {exc}")
-    trace = None
-    if tf_profiler:
-        try:
-            trace = TfTrace.start()
-        except ProbeError as exc:
-            out.notes.append(f"TF profiler probe: {exc}")
+    sampler = ThreadSampler(clock=clock) if sampling else None
+    trace: TfTrace | None = None
     export_s: float | None = None
     callbacks = CallbackRecorder(clock)
     load = LoadProbe()
@@ -95,7 +85,20 @@ def observe(
         if tick is not None:
             tick("timed")
 
-    try:
+    try:  # both probes start inside the block that stops them: a Ctrl-C as they start too
+        if sampler is not None:
+            try:
+                start(sampler)
+            except ProbeError as exc:
+                out.notes.append(f"sampling probe: {exc}")
+                sampler = None
+        trace = _trace(out) if tf_profiler else None
+        if trace is not None:
+            try:
+                trace.begin()
+            except ProbeError as exc:
+                out.notes.append(f"TF profiler probe: {exc}")
+                trace = None
         with hooked(callbacks):
             _timed_block(fn, args, kwargs, n, clock, trace, out, after)
             if out.traced and trace is not None and trace.running:
@@ -140,6 +143,14 @@ def _timed_block(
     except BaseException:
         trace.abort()
         raise
+
+
+def _trace(out: Observation) -> TfTrace | None:
+    try:
+        return TfTrace.create()
+    except ProbeError as exc:
+        out.notes.append(f"TF profiler probe: {exc}")
+        return None
 
 
 def _stop_trace(trace: TfTrace, clock: Clock, out: Observation) -> float | None:

@@ -13,21 +13,22 @@ waits on a refusing address and then drops it from the trace without an error.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
+import select
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tfdiag.analysis.xprof import step_cycles
 from tfdiag.capture.tfprofiler import (
-    HOST_TRACER_LEVEL,
     STEP_NAME,
     TraceFiles,
     import_xprof,
@@ -46,6 +47,11 @@ from tfdiag.results.report import Report
 
 #: The longest trace asked for (10 minutes).
 MAX_DURATION_MS = 600_000
+#: How long past the duration asked for a trace may take to come back before it is given
+#: up: a listener that is not a profiler server made TensorFlow's client wait ~75 s.
+TRACE_MARGIN_S = 20.0
+#: How long the trace's child process may take to import TensorFlow.
+CLIENT_START_S = 180.0
 #: tf_keras' marker around each batch of a fit, and the step function inside it.
 KERAS_STEP, KERAS_FN = "train", "train_function"
 _ADDRESS = re.compile(r"^(?:grpc://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$")
@@ -82,9 +88,24 @@ def parse_addresses(text: str) -> tuple[Address, ...]:
         if m is None or not 1 <= port <= 65535:
             raise InputError(f"{part!r} is not a profiler address (grpc://HOST:PORT)")
         out.append(Address(m.group(1), port))
-    if len({(a.host, a.port) for a in out}) != len(out):
-        raise InputError(f"an address is given twice in {text!r}: one per worker")
+    seen: set[tuple[str, int]] = set()
+    for a in out:
+        endpoints = _endpoints(a)
+        if endpoints & seen:  # 127.0.0.1:P and 127.1:P, localhost:P: one server
+            raise InputError(f"an address is given twice in {text!r}: one per worker")
+        seen |= endpoints
     return tuple(out)
+
+
+def _endpoints(a: Address) -> set[tuple[str, int]]:
+    """Where ``a`` connects: its resolved (IP, port) pairs, or its spelling if it does not
+    resolve (the reachability check then says so)."""
+    host = a.host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(host, a.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return {(host.lower(), a.port)}
+    return {(str(info[4][0]), a.port) for info in infos}
 
 
 def check_reachable(addresses: Sequence[Address], timeout_s: float = 2.0) -> None:
@@ -100,41 +121,76 @@ def check_reachable(addresses: Sequence[Address], timeout_s: float = 2.0) -> Non
             ) from None
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """TensorFlow's client prints its progress to file descriptor 1 (from C++): sent to
-    stderr while it runs, so what tfdiag writes to stdout (``--format json``) stays clean."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+class _Client:
+    """TensorFlow's profiler client, in a child process (:mod:`tfdiag.capture.trace_client`)
+    that is killed once the trace is :data:`TRACE_MARGIN_S` past the duration asked for,
+    counted from when TensorFlow has loaded in it. It runs while this process loads xprof."""
 
+    def __init__(self, addresses: Sequence[Address], logdir: Path, duration_ms: int) -> None:
+        self.urls = ",".join(a.url for a in addresses)
+        self.duration_ms = duration_ms
+        self.error = logdir / "tfdiag-trace-error.txt"
+        self.started = time.monotonic()
+        self._ready, ready_w = os.pipe()
+        root = str(Path(__file__).resolve().parents[2])  # where this tfdiag is imported from
+        path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tfdiag.capture.trace_client", self.urls, str(logdir),
+                 str(duration_ms), str(ready_w), str(self.error)],
+                stdin=subprocess.DEVNULL, pass_fds=(ready_w,),
+                env={**os.environ, "PYTHONPATH": path},
+            )  # fmt: skip
+        except BaseException:
+            os.close(self._ready)
+            raise
+        finally:
+            os.close(ready_w)
 
-def _trace(addresses: Sequence[Address], logdir: Path, duration_ms: int) -> None:
-    import tensorflow as tf
+    def wait(self) -> None:
+        """Raises InputError: the trace failed, or did not come back within its bound."""
+        try:
+            code = self._wait()
+        finally:
+            self.kill()
+        if code != 0:
+            try:
+                why = self.error.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                why = f"the client exited with {code}"
+            raise InputError(f"the trace of {self.urls} failed ({why}); is the job training?")
 
-    options = tf.profiler.experimental.ProfilerOptions(
-        host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
-    )
-    try:
-        with _stdout_to_stderr():
-            tf.profiler.experimental.client.trace(
-                ",".join(a.url for a in addresses),
-                str(logdir),
-                duration_ms=duration_ms,
-                num_tracing_attempts=1,
-                options=options,
-            )
-    except Exception as exc:  # UnavailableError, RuntimeError, InvalidArgumentError...
-        first = " ".join(str(exc).split())[:300]
-        raise InputError(
-            f"the trace of {', '.join(a.url for a in addresses)} failed "
-            f"({type(exc).__name__}: {first}); is the job training?"
-        ) from None
+    def _wait(self) -> int:
+        left = self.started + CLIENT_START_S - time.monotonic()
+        readable, _, _ = select.select([self._ready], [], [], max(left, 0))
+        ready = os.read(self._ready, 64) if readable else b""
+        try:
+            loaded = float(ready)  # the child's monotonic clock (the system's) when ready
+        except ValueError:
+            code = self.proc.poll()
+            if code is not None and code != 0:
+                return code  # it failed before it could trace
+            raise InputError(
+                f"the trace of {self.urls} failed: TensorFlow's profiler client did not start "
+                f"within {CLIENT_START_S:g} s"
+            ) from None
+        bound = self.duration_ms / 1000 + TRACE_MARGIN_S
+        try:
+            return self.proc.wait(timeout=max(loaded + bound - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            raise InputError(
+                f"no trace came back from {self.urls} within {bound:g} s ({self.duration_ms} "
+                f"ms asked for + {TRACE_MARGIN_S:g} s): is each address a TF profiler server "
+                "(tf.profiler.experimental.server.start) of a worker that is training?"
+            ) from None
+
+    def kill(self) -> None:
+        if self._ready >= 0:
+            os.close(self._ready)
+            self._ready = -1
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def _events(data: bytes, names: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
@@ -216,10 +272,15 @@ def capture(
     if not 1 <= duration_ms <= MAX_DURATION_MS:
         raise InputError(f"--duration-ms must be 1 to {MAX_DURATION_MS:,}, got {duration_ms}")
     check_reachable(addresses)
-    xprof = import_xprof()
     logdir = Path(tempfile.mkdtemp(prefix="tfdiag-capture-"))
     try:
-        _trace(addresses, logdir, duration_ms)
+        client = _Client(addresses, logdir, duration_ms)
+        try:
+            xprof = import_xprof()  # while the client loads TensorFlow and traces
+        except BaseException:
+            client.kill()
+            raise
+        client.wait()
         found = {p.name: p for p in logdir.glob("plugins/profile/*/*.xplane.pb")}
         reports = []
         for i, a in enumerate(addresses):

@@ -89,8 +89,13 @@ class ThreadSampler:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop and join the thread; safe to call whether or not ``start()`` got far (a
+        thread that started but was not yet seen as started ends at its first wait)."""
         self._stop.set()
-        self._thread.join()
+        try:
+            self._thread.join()
+        except RuntimeError:  # never started, or start() interrupted before it returned
+            pass
 
     def _run(self) -> None:
         self._last = self.clock()
@@ -157,17 +162,30 @@ def _key(code: CodeType) -> FrameKey:
 def start_sampler(
     interval_s: float = INTERVAL_S, clock: Clock = time.perf_counter
 ) -> ThreadSampler:
-    """A running sampler.
+    """A running sampler (a caller that must stop it whatever happens makes a
+    :class:`ThreadSampler` first and calls :func:`start` inside its ``try``).
+
+    Raises:
+        ProbeError: no thread could be started.
+    """
+    sampler = ThreadSampler(interval_s, clock)
+    start(sampler)
+    return sampler
+
+
+def start(sampler: ThreadSampler) -> None:
+    """Start its thread; a Ctrl-C as it starts stops it again.
 
     Raises:
         ProbeError: no thread could be started.
     """
     try:
-        sampler = ThreadSampler(interval_s, clock)
         sampler.start()
     except RuntimeError as exc:
         raise ProbeError(f"the sampling thread could not start ({exc})") from None
-    return sampler
+    except BaseException:
+        sampler.stop()
+        raise
 
 
 def sampled_pass(
@@ -180,9 +198,10 @@ def sampled_pass(
     clock: Clock = time.perf_counter,
 ) -> SamplingRecord:
     """Run ``fn`` ``n`` times with the sampler on; whatever ``fn`` raises propagates."""
-    sampler = start_sampler(interval_s, clock)
+    sampler = ThreadSampler(interval_s, clock)
     times: list[float] = []
     try:
+        start(sampler)
         _calls(fn, args, kwargs, n, times, clock)
     finally:
         sampler.stop()

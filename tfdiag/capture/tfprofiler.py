@@ -13,6 +13,7 @@ alone.
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import tempfile
 import time
@@ -72,55 +73,80 @@ def _stop_quietly(tf: Any) -> None:
 
 
 class TfTrace:
-    """One TF profiler session over a block of steps: ``start()``, ``step(i)`` around each
-    traced call, ``stop()``, then ``read()``; ``abort()`` if the block raises."""
+    """One TF profiler session over a block of steps: ``start()`` (or ``create()``, then
+    ``begin()`` inside the block), ``step(i)`` around each traced call, ``stop()``, then
+    ``read()``; ``abort()`` if the block raises."""
 
-    def __init__(self, tf: Any, xprof: Any, logdir: Path) -> None:
+    def __init__(self, tf: Any, xprof: Any, logdir: Path | None) -> None:
         self.tf, self.xprof, self.logdir = tf, xprof, logdir
         self.running = False
 
     @classmethod
     def start(cls) -> TfTrace:
-        """:meth:`_start`, its native log lines kept (:mod:`tfdiag.capture.native_log`)."""
-        with quiet():
-            return cls._start()
-
-    @classmethod
-    def _start(cls) -> TfTrace:
-        """Start a session in a new temporary logdir.
+        """A session started in a new temporary logdir (:meth:`create`, then :meth:`begin`;
+        a Ctrl-C in between stops it and removes the logdir).
 
         Raises:
-            ProbeError: xprof or TensorFlow is missing, another profiler session is running,
-                or the profiler does not start.
+            ProbeError: as :meth:`create` and :meth:`begin`.
         """
-        xprof = import_xprof()
+        trace = cls.create()
+        trace.begin()
+        return trace
+
+    @classmethod
+    def create(cls) -> TfTrace:
+        """A session not yet started: nothing to stop or remove yet.
+
+        Raises:
+            ProbeError: xprof or TensorFlow is missing.
+        """
+        with quiet():  # native log lines kept (:mod:`tfdiag.capture.native_log`)
+            xprof = import_xprof()
+            try:
+                import tensorflow as tf
+            except ImportError:
+                raise ProbeError("TensorFlow is not installed: TF profiler pass skipped") from None
+        return cls(tf, xprof, None)
+
+    def begin(self) -> None:
+        """Make the logdir and start the session. Call it inside the block that calls
+        :meth:`abort`: from the moment the folder's name is known (before it is made) and
+        the session is started, ``abort()`` stops and removes whatever exists.
+
+        Raises:
+            ProbeError: another profiler session is running, or the profiler does not start
+                or its folder cannot be made.
+        """
+        tf = self.tf
+        self.logdir = Path(tempfile.gettempdir(), f"tfdiag-trace-{secrets.token_hex(6)}")
         try:
-            import tensorflow as tf
-        except ImportError:
-            raise ProbeError("TensorFlow is not installed: TF profiler pass skipped") from None
-        try:
-            logdir = Path(tempfile.mkdtemp(prefix="tfdiag-trace-"))
+            self.logdir.mkdir(mode=0o700)
         except OSError as exc:
+            self.logdir = None
             raise ProbeError(f"cannot create the trace folder ({exc.strerror or exc})") from None
-        trace = cls(tf, xprof, logdir)
         options = tf.profiler.experimental.ProfilerOptions(
             host_tracer_level=HOST_TRACER_LEVEL, python_tracer_level=0, device_tracer_level=1
         )
+        self.running = True  # from here a Ctrl-C stops the session, started or about to be
         try:
-            tf.profiler.experimental.start(str(logdir), options=options)
+            with quiet():
+                tf.profiler.experimental.start(str(self.logdir), options=options)
         except tf.errors.AlreadyExistsError:
-            trace.cleanup()
+            self.running = False  # someone else's session: never stopped by us
+            self.cleanup()
             raise ProbeError(
                 "another TF profiler session is running in this process (yours?): it was left "
                 "running and the TF profiler pass skipped"
             ) from None
         except Exception as exc:
-            trace.cleanup()
+            self.running = False
+            self.cleanup()
             raise ProbeError(
                 f"the TF profiler did not start ({type(exc).__name__}: {exc})"
             ) from None
-        trace.running = True
-        return trace
+        except BaseException:
+            self.abort()
+            raise
 
     def step(self, i: int) -> AbstractContextManager[Any]:
         return self.tf.profiler.experimental.Trace(STEP_NAME, step_num=i, _r=1)  # type: ignore[no-any-return]
@@ -147,7 +173,8 @@ class TfTrace:
         self.cleanup()
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.logdir, ignore_errors=True)
+        if self.logdir is not None:
+            shutil.rmtree(self.logdir, ignore_errors=True)
 
     def read(self, times: Sequence[float], export_s: float) -> tuple[TfProfile, TraceFiles]:
         """The record of the traced steps, and the trace files; removes the logdir.
@@ -155,6 +182,8 @@ class TfTrace:
         Raises:
             ProbeError: no trace was written, or xprof could not read it.
         """
+        if self.logdir is None:
+            raise ProbeError("the TF profiler never started")
         try:
             return _read(self.xprof, self.logdir, times, export_s)
         finally:

@@ -11,8 +11,11 @@ here: when the caller has not imported it, or its internals moved, nothing is re
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +24,8 @@ from tfdiag.records.traces import MAX_TRACES, TraceEvent
 
 _MODULE = "tensorflow.python.eager.polymorphic_function.tracing_compilation"
 _TARGET = "_create_concrete_function"
+#: TensorFlow's suffix for another op of the same name in one scope (``mul_12``).
+_NUMBERED = re.compile(r"_\d+$")
 #: Longest parameter type kept (a nested structure's repr can be long).
 _MAX_TYPE = 160
 
@@ -52,14 +57,31 @@ class TraceRecorder:
         self.call = 0
         self.dropped = 0
 
-    def note(self, tracing_options: Any, function_type: Any) -> None:
+    def note(self, tracing_options: Any, function_type: Any) -> int | None:
+        """Record one trace; its index in :attr:`events` (None when not recorded)."""
         if len(self.events) >= MAX_TRACES:
             self.dropped += 1
-            return
+            return None
         try:
             self.events.append(_describe(tracing_options, function_type, self.call))
         except Exception:  # a record, never a reason for the user's call to fail
             self.dropped += 1
+            return None
+        return len(self.events) - 1
+
+    def count_ops(self, index: int | None, func_graph: Any) -> None:
+        """Note how many ops the traced graph ended with."""
+        if index is None:
+            return
+        try:
+            names = [op.name for op in func_graph.get_operations()]
+        except Exception:  # noqa: BLE001 - internals moved: the count stays unknown
+            return
+        same = Counter(_NUMBERED.sub("", name) for name in names)
+        repeats = max(same.values(), default=0)
+        self.events[index] = dataclasses.replace(
+            self.events[index], ops=len(names), repeats=repeats
+        )
 
 
 @contextmanager
@@ -72,8 +94,10 @@ def recording(recorder: TraceRecorder) -> Iterator[bool]:
         return
 
     def traced(function_type: Any, type_context: Any, func_graph: Any, tracing_options: Any) -> Any:
-        recorder.note(tracing_options, function_type)
-        return original(function_type, type_context, func_graph, tracing_options)
+        index = recorder.note(tracing_options, function_type)
+        out = original(function_type, type_context, func_graph, tracing_options)
+        recorder.count_ops(index, func_graph)
+        return out
 
     setattr(module, _TARGET, traced)
     try:

@@ -17,3 +17,12 @@ class ProfilerBusyError(TfdiagError, RuntimeError):
 
 class ProbeError(TfdiagError):
     """An optional probe could not run; the report gets a note and the other probes go on."""
+
+
+class TfdiagWarning(UserWarning):
+    """Something tfdiag left alone and says so; the CLI prints it as one ``warning:`` line."""
+
+
+class SaveJournalWarning(TfdiagWarning):
+    """A save lock or journal beside a report that tfdiag will not act on (it names a path
+    outside its set, a live process, another user's file...): left as it is."""

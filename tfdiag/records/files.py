@@ -5,7 +5,8 @@ or the new one.
 JSON), switched last. Under the set's lock (:mod:`tfdiag.records.savelock`) every file (or
 folder, ``{relative path: bytes}``) is written and fsynced beside its target as
 ``.<name>.<pid>.<token>.tmp``; the journal is written; then each target is switched — the
-earlier file kept as a second link ``.<name>.<pid>.<token>.old`` and the new one renamed
+earlier file kept as a second link ``.<name>.<pid>.<token>.old`` (``<name>``
+shortened to a hash when long) and the new one renamed
 over it, so the target is never missing — and the commit file last. Without
 ``overwrite`` a new file is placed with ``link()``, which fails if anything appeared at
 its name meanwhile, so of two savers of one new path exactly one wins. Overwrite replaces
@@ -24,7 +25,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tfdiag.records.errors import InputError
-from tfdiag.records.savelock import Entry, SaveLock, finish_or_undo, remove, settle_crashed_save
+from tfdiag.records.journal import Entry, finish_or_undo, remove, short_name
+from tfdiag.records.savelock import SaveLock, settle_crashed_save
 
 __all__ = ["Content", "check_targets", "settle_crashed_save", "write_set"]
 
@@ -186,7 +188,9 @@ def _link_new(temp: str, target: str) -> None:
 
 
 def _name(path: Path, kind: str) -> str:
-    return str(path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}"))
+    """``.<name>.<pid>.<token>.tmp|old`` (a name over 200 bytes: a hash of it instead)."""
+    token = secrets.token_hex(4)
+    return str(path.with_name(f".{short_name(path.name)}.{os.getpid()}.{token}.{kind}"))
 
 
 def _stage(path: Path, data: Content) -> Entry:

@@ -29,6 +29,9 @@ class TraceEvent:
         params: ``(parameter, type)`` as TensorFlow saw them: ``TensorSpec(shape=(8, 4), ...)``
             for a tensor, ``Literal[3]`` for a Python value.
         function_id: an id of the ``tf.function`` object (equal ids: the same object).
+        ops: how many ops the traced graph holds (0: not known).
+        repeats: the most ops that share one name but for TensorFlow's ``_N`` suffix
+            (``mul``, ``mul_1``, … ``mul_239``): a Python loop unrolled into the graph.
     """
 
     call: int
@@ -38,6 +41,8 @@ class TraceEvent:
     name: str
     params: tuple[tuple[str, str], ...]
     function_id: int = 0
+    ops: int = 0
+    repeats: int = 0
 
     def to_json(self) -> list[Any]:
         return [
@@ -48,11 +53,13 @@ class TraceEvent:
             self.name,
             [list(p) for p in self.params],
             self.function_id,
+            self.ops,
+            self.repeats,
         ]
 
     @classmethod
     def from_json(cls, row: Any) -> TraceEvent:
-        r = row_of(row, "a trace", range(6, 8))
+        r = row_of(row, "a trace", range(6, 10))
         params = []
         for pair in items(r[5], "a trace's params"):
             k, v = row_of(pair, "a trace's params", range(2, 3))
@@ -65,4 +72,6 @@ class TraceEvent:
             name=text(r[4], "a trace's name"),
             params=tuple(params),
             function_id=count(r[6], "a trace's function id", hi=2**64) if len(r) > 6 else 0,
+            ops=count(r[7], "a trace's op count", hi=10**9) if len(r) > 7 else 0,
+            repeats=count(r[8], "a trace's repeated ops", hi=10**9) if len(r) > 8 else 0,
         )

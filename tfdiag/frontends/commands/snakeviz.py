@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     # A report's own profile, or a .prof checked for size and shape: held in memory, never
     # handed to snakeviz as a path. A bare .prof needs no iteration count here.
-    report = load_report(path, iterations=None if path.name.endswith(".json") else 1)
+    report = load_report(args.path, iterations=None if path.name.endswith(".json") else 1)
     return serve(
         report.profile,
         path.name,

@@ -7,7 +7,10 @@ refused: this command views a saved trace, it captures nothing.
 
 It takes the report or its logdir (``run.tfdiag.json`` or ``run.tfprofile``) and serves a
 temporary copy of the logdir, so the cache files xprof writes beside a trace
-(``.cached_tools.json``, ``*.op_stats_v2.pb``, ...) never change the saved set. stderr keeps
+(``.cached_tools.json``, ``*.op_stats_v2.pb``, ...) never change the saved set. The copy
+(``tfdiag-tensorboard-<pid>-*`` in the temporary folder) goes when the command ends, on
+Ctrl-C, SIGTERM or SIGHUP (a closed terminal) too; one left by a process that was killed
+outright (``kill -9``) is removed by the next ``tfdiag tensorboard``. stderr keeps
 what a user needs: xprof's per-request JSON lines, its INFO lines, the tracebacks it logs
 while looking for a cache that is not there yet, and TensorBoard's warnings about its own
 page headers are left out (:class:`_Quiet`, :func:`_quiet_logs`).
@@ -20,20 +23,30 @@ import importlib.util
 import io
 import logging
 import os
+import re
 import shutil
+import signal
+import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from tfdiag.frontends.commands._common import port
 from tfdiag.records.errors import InputError
+from tfdiag.records.journal import pid_alive
 
 #: The largest logdir tfdiag hands to TensorBoard.
 MAX_LOGDIR_BYTES = 4 * 2**30
 #: Paths TensorBoard serves that this command refuses: capturing a new profile.
 REFUSED_SUFFIXES = ("/capture_profile",)
+
+#: The temporary copy of the logdir: ``tfdiag-tensorboard-<pid>-<random>``.
+COPY_PREFIX = "tfdiag-tensorboard-"
+_COPY = re.compile(r"^tfdiag-tensorboard-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9_]+$")
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -174,11 +187,57 @@ def _quiet_logs() -> None:
         logging.getLogger(name).addFilter(_DropNoise())
 
 
+def sweep_stale_copies(folder: Path) -> None:
+    """Remove the copies that a ``tfdiag tensorboard`` killed outright left in ``folder``:
+    a folder of this user's named for a process no longer alive (never a link)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        m = _COPY.match(entry.name)
+        if m is None or pid_alive(int(m["pid"])):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(Path(folder, entry.name), ignore_errors=True)
+
+
+def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the copy's clean-up, as Ctrl-C does
+
+
+@contextmanager
+def _cleaned_up_on_hangup() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the command by unwinding (its ``finally`` blocks run)."""
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None:
+                previous[sig] = signal.signal(sig, _exit_on_signal)
+    except ValueError:  # not the main thread: leave the process's handlers alone
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run(args: argparse.Namespace) -> int:
     logdir = logdir_of(Path(args.path))
     if importlib.util.find_spec("tensorboard") is None:
         raise InputError("TensorBoard is not installed: pip install tensorboard")
-    with tempfile.TemporaryDirectory(prefix="tfdiag-tensorboard-") as tmp:
+    sweep_stale_copies(Path(tempfile.gettempdir()))
+    with _cleaned_up_on_hangup():
+        return _serve_copy(args, logdir)
+
+
+def _serve_copy(args: argparse.Namespace, logdir: Path) -> int:
+    with tempfile.TemporaryDirectory(prefix=f"{COPY_PREFIX}{os.getpid()}-") as tmp:
         served = Path(tmp) / logdir.name
         shutil.copytree(logdir, served)  # plain files only (checked): xprof's caches go here
         stderr = sys.stderr
