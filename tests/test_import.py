@@ -38,3 +38,39 @@ def test_the_documented_module_paths_resolve() -> None:
     assert callable(tfdiag.compare) and tfdiag.compare is tfdiag.measure.compare
     assert {m.name for m in METHODS} >= {"predict", "predict_on_batch", "tf.function"}
     assert signed_percent(1.0, 2.0) == 100.0
+
+
+def test_import_loads_no_module_until_a_name_is_used() -> None:
+    """``import tfdiag`` is the package root and its version (≤ 40 ms over a bare
+    interpreter: benchmarks/scale.py prints it); each public name loads its module on first
+    use, and is then the object its home module defines."""
+    code = (
+        "import sys, tfdiag\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('tfdiag'))\n"
+        "assert loaded == ['tfdiag', 'tfdiag.records', 'tfdiag.records.version'], loaded\n"
+        "tfdiag.InputError\n"
+        "assert 'tfdiag.render.console' not in sys.modules\n"
+        "assert 'tfdiag.results.merge' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_every_public_name_resolves_to_its_home_modules_object() -> None:
+    import importlib
+
+    import tfdiag
+
+    for name in tfdiag.__all__:
+        value = getattr(tfdiag, name)
+        where = tfdiag._WHERE.get(name)
+        if where is not None:
+            home = importlib.import_module(where)
+            assert value is (home if where == f"tfdiag.{name}" else getattr(home, name)), name
+    assert set(tfdiag.__all__) <= set(dir(tfdiag))
+    assert set(tfdiag._WHERE) | {"__version__", "load_ipython_extension"} == set(tfdiag.__all__)
+    try:
+        tfdiag.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")

@@ -11,22 +11,68 @@ The package is a stack of layers, each importing only the ones below it
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from tfdiag import keras
-from tfdiag.capture.runner import Interrupted, profile
-from tfdiag.capture.trace_limit import TooManyTraces, max_traces
-from tfdiag.measure.run import compare
-from tfdiag.measure.verify.accelerate import Accelerated, accelerate
-from tfdiag.records.catalog import Category, Rule, load_rules
-from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
-from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
 from tfdiag.records.version import __version__
-from tfdiag.results.diff import diff
-from tfdiag.results.job import JobResult
-from tfdiag.results.load import load_report, load_result
-from tfdiag.results.merge import merge
-from tfdiag.results.report import Report
+
+if TYPE_CHECKING:
+    from tfdiag import keras
+    from tfdiag.capture.runner import Interrupted, profile
+    from tfdiag.capture.trace_limit import TooManyTraces, max_traces
+    from tfdiag.measure.run import compare
+    from tfdiag.measure.verify.accelerate import Accelerated, accelerate
+    from tfdiag.records.catalog import Category, Rule, load_rules
+    from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
+    from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
+    from tfdiag.results.diff import diff
+    from tfdiag.results.job import JobResult
+    from tfdiag.results.load import load_report, load_result
+    from tfdiag.results.merge import merge
+    from tfdiag.results.report import Report
+
+#: Where each public name lives. ``import tfdiag`` loads none of them: a name's module is
+#: imported on first use (module ``__getattr__``), so a script that only calls ``profile()``
+#: never loads the renderers, ``compare`` or ``merge``.
+_WHERE = {
+    "keras": "tfdiag.keras",
+    "Interrupted": "tfdiag.capture.runner",
+    "profile": "tfdiag.capture.runner",
+    "TooManyTraces": "tfdiag.capture.trace_limit",
+    "max_traces": "tfdiag.capture.trace_limit",
+    "compare": "tfdiag.measure.run",
+    "Accelerated": "tfdiag.measure.verify.accelerate",
+    "accelerate": "tfdiag.measure.verify.accelerate",
+    "Category": "tfdiag.records.catalog",
+    "Rule": "tfdiag.records.catalog",
+    "load_rules": "tfdiag.records.catalog",
+    "FindingRule": "tfdiag.records.catalog.finding_rules",
+    "load_finding_rules": "tfdiag.records.catalog.finding_rules",
+    "InputError": "tfdiag.records.errors",
+    "ProfilerBusyError": "tfdiag.records.errors",
+    "TfdiagError": "tfdiag.records.errors",
+    "diff": "tfdiag.results.diff",
+    "JobResult": "tfdiag.results.job",
+    "load_report": "tfdiag.results.load",
+    "load_result": "tfdiag.results.load",
+    "merge": "tfdiag.results.merge",
+    "Report": "tfdiag.results.report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'tfdiag' has no attribute {name!r}")
+    module = import_module(where)
+    value = module if where == f"tfdiag.{name}" else getattr(module, name)
+    globals()[name] = value  # the next use is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Accelerated",

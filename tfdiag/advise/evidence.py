@@ -6,7 +6,6 @@ Pure functions of a record and its analysis.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -14,7 +13,7 @@ from tfdiag.advise.finding import CallKind, Context, call_kind
 from tfdiag.analysis.oplevel import OpFigures, op_figures
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
-from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 from tfdiag.records.stats import FunctionStat
 from tfdiag.records.units import fmt_pct0
@@ -23,13 +22,11 @@ pct = fmt_pct0
 
 
 def functions(record: RunRecord, path: str, name: str) -> Iterator[tuple[int, FunctionStat]]:
-    """Rows whose module path and (qualified or last) name match the globs."""
-    for i, fn in enumerate(record.profile.functions):
-        if fnmatch.fnmatchcase(normalize_path(fn.file), path) and (
-            fnmatch.fnmatchcase(fn.name, name)
-            or fnmatch.fnmatchcase(fn.name.rsplit(".", 1)[-1], name)
-        ):
-            yield i, fn
+    """Rows whose module path and (qualified or last) name match the globs, in table order:
+    a lookup in the profile's index (each question is answered once per record)."""
+    fns = record.profile.functions
+    for i in record.profile.index.find(path, name):
+        yield i, fns[i]
 
 
 def per_iteration(analysis: Analysis, rows: Iterator[tuple[int, FunctionStat]]) -> float:

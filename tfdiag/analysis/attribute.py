@@ -48,7 +48,7 @@ class Attribution:
 
 
 def match_rules(stats: ProfileStats, catalog: Catalog) -> tuple[Rule | None, ...]:
-    return tuple(catalog.match(f.file, f.name) for f in stats.functions)
+    return catalog.match_table(stats.functions)
 
 
 def edge_weights(fn: FunctionStat) -> list[float]:
@@ -110,13 +110,19 @@ def propagate(fns: Sequence[FunctionStat], direct: Callable[[int], Dist | None])
                 in_progress[i] = True
                 stack.extend(pending)
                 continue
-            weights = edge_weights(fns[i])
-            parts = [
-                (w, result[e.caller] or _OTHER)  # a caller still in progress closes a cycle
-                for w, e in zip(weights, fns[i].callers)
-                if result[e.caller] is not None
-            ]
-            result[i] = _mix(parts) if parts else _OTHER
+            known = [r or _OTHER for e in fns[i].callers if (r := result[e.caller]) is not None]
+            if not known:
+                result[i] = _OTHER
+            elif all(d is known[0] for d in known):  # callers that agree: no weights needed
+                result[i] = known[0]
+            else:
+                weights = edge_weights(fns[i])
+                parts = [
+                    (w, result[e.caller] or _OTHER)  # a caller still in progress closes a cycle
+                    for w, e in zip(weights, fns[i].callers)
+                    if result[e.caller] is not None
+                ]
+                result[i] = _mix(parts)
             in_progress[i] = False
             stack.pop()
     return [r if r is not None else _OTHER for r in result]

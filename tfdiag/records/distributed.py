@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfdiag.records.errors import InputError
-from tfdiag.records.fields import Obj, items, text
+from tfdiag.records.fields import Obj, items, text, text_list
 
 #: Batch cycles kept per worker (longer fits keep the first ones).
 MAX_CYCLES = 10_000
@@ -115,7 +115,7 @@ class Distribution:
             jobs.append(
                 (
                     text(job, cluster.where),
-                    tuple(text(a, f"{where}[]") for a in items(addresses, where)),
+                    text_list(items(addresses, where), f"{where}[]"),
                 )
             )
         task_type = d.opt_text("task_type")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from tfdiag.records.errors import InputError
@@ -34,6 +35,19 @@ def _bad(where: str, expected: str, value: Any) -> InputError:
     elif isinstance(value, (list, dict)):
         got = f"a {'list' if isinstance(value, list) else 'JSON object'}"
     return InputError(f"not a valid result ({where} must be {expected}, got {got})")
+
+
+def text_list(values: Sequence[Any], where: str) -> tuple[str, ...]:
+    """:func:`text` of each of ``values``, checked together when all pass (a merged job's
+    reports each carry the whole cluster: a million addresses for 1,000 workers)."""
+    if (
+        not values
+        or set(map(type, values)) == {str}
+        and max(map(len, values)) <= MAX_TEXT
+        and not any(map(_SURROGATE.search, values))
+    ):
+        return tuple(values)
+    return tuple(text(v, where) for v in values)
 
 
 def text(value: Any, where: str) -> str:
@@ -135,7 +149,7 @@ class Obj:
 
     def texts(self, key: str) -> tuple[str, ...]:
         where = self.at(key)
-        return tuple(text(v, f"{where}[]") for v in items(self._get(key, []), where))
+        return text_list(items(self._get(key, []), where), f"{where}[]")
 
     def pairs(self, key: str) -> tuple[tuple[str, str], ...]:
         """A JSON object of strings (numbers and booleans written as text)."""

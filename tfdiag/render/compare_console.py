@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tfdiag.records.units import fmt_pct0, fmt_ratio, fmt_s, fmt_signed_percent
+from tfdiag.render.caps import shown_notes
 from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
@@ -276,5 +277,5 @@ def render_compare(result: CompareRecord) -> RenderableType:
         )
     parts += [Text(), _advice(result)]
     if result.notes:
-        parts.append(Text("\n".join(f"note: {n}" for n in result.notes), style="dim"))
+        parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(result.notes)), style="dim"))
     return Group(*parts)

@@ -17,6 +17,7 @@ from tfdiag.records.catalog import Category
 from tfdiag.records.numbers import median
 from tfdiag.records.report import RunRecord, Timing
 from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
 from tfdiag.render.names import NamedRows
 from tfdiag.render.probes_console import render_probes
@@ -245,7 +246,7 @@ def render_report(report: RunRecord, brief: bool = False) -> RenderableType:
         parts.append(probes)
     notes = _notes(report)
     if notes:
-        parts.append(Text("\n".join(f"note: {n}" for n in notes), style="dim"))
+        parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(notes)), style="dim"))
     return Group(*parts)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from rich.console import Console, RenderableType
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.jsontext import indented_json
 from tfdiag.render.artefacts import pyinstrument_html, sampling_session, speedscope_json
 from tfdiag.render.bench_console import render_bench
 from tfdiag.render.bench_files import bench_to_csv, bench_to_json
@@ -115,7 +116,7 @@ def _text(result: Any, options: Options) -> str:
 
 
 def _json(result: Any, options: Options) -> str:
-    return json.dumps(document(result), indent=1, allow_nan=False) + "\n"
+    return indented_json(document(result)) + "\n"
 
 
 def _pstats(result: Any, options: Options) -> bytes:

@@ -14,6 +14,7 @@ from tfdiag.advise.job_table import job_findings
 from tfdiag.analysis.job import split_of, spread_of, waits
 from tfdiag.records.job import JobRecord
 from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.caps import MAX_WORKERS_SHOWN, listed, more, shown_notes
 from tfdiag.render.findings import finding_block
 from tfdiag.render.names import NamedRows
 from tfdiag.render.safe import labelled
@@ -33,7 +34,7 @@ def _part(seconds: float | None, step: float) -> str:
 def render_job(record: JobRecord) -> RenderableType:
     first = record.workers[0]
     spread = spread_of(record)
-    hosts = ", ".join(a for _, addresses in first.cluster for a in addresses)
+    hosts = listed([a for _, addresses in first.cluster for a in addresses], "host")
     lines = [
         labelled(
             "job",
@@ -51,12 +52,12 @@ def render_job(record: JobRecord) -> RenderableType:
             f"{fmt_pct(spread.spread)})",
         )
     )
-    for note in record.notes:
+    for note in shown_notes(record.notes):
         lines.append(labelled("note", note))
     parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag merge", box=box.ROUNDED)]
     w8 = waits(record)
     rows = []
-    for w in record.workers:
+    for w in record.workers[:MAX_WORKERS_SHOWN]:
         s = split_of(w)
         wait = w8[w.index]
         rows.append(
@@ -96,6 +97,8 @@ def render_job(record: JobRecord) -> RenderableType:
             split=_source_parts,
         )
     )
+    if len(record.workers) > MAX_WORKERS_SHOWN:
+        parts.append(Text(f"  {more(len(record.workers) - MAX_WORKERS_SHOWN, 'worker')}"))
     if not all(w.measured for w in w8.values()):
         parts.append(
             Text(
@@ -111,7 +114,8 @@ def render_job(record: JobRecord) -> RenderableType:
         workers = dict(f.data).get("workers")
         scope = ""
         if workers is not None:
-            scope = f"[worker{'s' if len(workers) > 1 else ''} {', '.join(map(str, workers))}] "
+            shown = listed(list(map(str, workers)), "worker")
+            scope = f"[worker{'s' if len(workers) > 1 else ''} {shown}] "
         body += finding_block(f, head=f"{n}. {scope}")
     parts.append(
         Panel(

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from tfdiag.advise import findings_of
 from tfdiag.records.units import fmt_pct, fmt_s
+from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
 from tfdiag.render.names import NamedRows, name_parts
 from tfdiag.render.safe import labelled
@@ -140,5 +141,5 @@ def render_script(result: ScriptRecord) -> RenderableType:
         for site in costly:
             parts.extend(_costly(result, site))
     if result.notes:
-        parts.append(Text("\n".join(f"note: {n}" for n in result.notes), style="dim"))
+        parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(result.notes)), style="dim"))
     return Group(*parts)

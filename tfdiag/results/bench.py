@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from tfdiag.records.bench import BenchRecord, bench_paths
 from tfdiag.records.files import Content
+from tfdiag.records.jsontext import indented_json
 from tfdiag.results.base import Result
 
 
@@ -29,7 +29,7 @@ class BenchResult(BenchRecord, Result):
             return super()._files(path)
 
         json_path, csv_path = bench_paths(path)
-        text = json.dumps(document(self), indent=1, allow_nan=False)
+        text = indented_json(document(self))
         csv_text = write(self, "csv")
         assert isinstance(csv_text, str)
         return {json_path: text.encode("utf-8"), csv_path: csv_text.encode("utf-8")}

@@ -227,8 +227,8 @@ def report_from_stats(
     catalog = default_catalog()
     entries = [
         (i, fn)
-        for i, fn in enumerate(stats.functions)
-        if (rule := catalog.match(fn.file, fn.name)) is not None and rule.entry
+        for i, (fn, rule) in enumerate(zip(stats.functions, catalog.match_table(stats.functions)))
+        if rule is not None and rule.entry
     ]
     entry = max(entries, key=lambda t: t[1].cum_s)[1] if entries else None
     notes = []

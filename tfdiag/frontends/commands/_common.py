@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from tfdiag.records.errors import InputError
+from tfdiag.records.jsontext import indented_json
 from tfdiag.records.text import clean
 
 
@@ -80,7 +80,7 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def print_json(doc: Any) -> None:
-    json.dump(doc, sys.stdout, indent=1, allow_nan=False)
+    sys.stdout.write(indented_json(doc))
     sys.stdout.write("\n")
 
 
@@ -100,4 +100,9 @@ def print_report(result: Any, fmt: str, width: int | None, brief: bool = False) 
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:  # CSV or JSON: data kept as it is, but never a terminal escape on a terminal
-        sys.stdout.write(clean(data) if sys.stdout.isatty() else data)
+        data = clean(data) if sys.stdout.isatty() else data
+        for at in range(0, len(data), _CHUNK):  # encoded a chunk at a time, not all at once
+            sys.stdout.write(data[at : at + _CHUNK])
+
+
+_CHUNK = 1 << 20

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import text
@@ -123,34 +123,55 @@ class Rule:
 class Catalog:
     """An ordered rule table with a memoised matcher.
 
-    Rules are first narrowed by module path (once per distinct file), then by name, so a
-    100k-function profile costs one path check per file, not per function.
+    Rules are first narrowed by module path (once per distinct file); the name globs of the
+    rules left compile to one regular expression per file, so a 100k-function profile costs
+    one path check per file and one match per function name.
     """
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self._by_file: dict[str, tuple[tuple[Rule, re.Pattern[str]], ...]] = {}
+        self._by_file: dict[str, _FileRules] = {}
+        self._by_path: dict[str, _FileRules] = {}
         self._matched: dict[tuple[str, str], Rule | None] = {}
         self._path_patterns = {r.path: re.compile(fnmatch.translate(r.path)) for r in self.rules}
-        self._name_patterns = {
-            r.function: re.compile(fnmatch.translate(r.function)) for r in self.rules
-        }
+        #: Does any rule's path glob match? One expression: most files of a big profile
+        #: match none, and are settled by one test instead of one per rule.
+        self._any_path = re.compile(
+            "|".join(f"(?:{fnmatch.translate(p)})" for p in self._path_patterns) or "(?!)"
+        ).match
 
     def with_rules(self, extra: Iterable[Rule]) -> Catalog:
         """A catalog whose ``extra`` rules are tried before this one's."""
         extra = tuple(extra)
         return Catalog(extra + self.rules) if extra else self
 
-    def _candidates(self, file: str) -> tuple[tuple[Rule, re.Pattern[str]], ...]:
+    def _candidates(self, file: str) -> _FileRules:
         found = self._by_file.get(file)
         if found is None:
             path = normalize_path(file)
-            found = self._by_file[file] = tuple(
-                (r, self._name_patterns[r.function])
-                for r in self.rules
-                if path == r.path or self._path_patterns[r.path].match(path)
-            )
+            found = self._by_path.get(path)
+            if found is None:
+                found = self._by_path[path] = _FileRules(
+                    tuple(
+                        r
+                        for r in self.rules
+                        if path == r.path or self._path_patterns[r.path].match(path)
+                    )
+                    if self._any_path(path)
+                    else ()
+                )
+            self._by_file[file] = found
         return found
+
+    def match_table(self, functions: Iterable[_Named]) -> tuple[Rule | None, ...]:
+        """:meth:`match` of every row; a row in a file no rule's path matches costs one
+        lookup."""
+        out: list[Rule | None] = []
+        by_file = self._by_file
+        for fn in functions:
+            candidates = by_file.get(fn.file) or self._candidates(fn.file)
+            out.append(self.match(fn.file, fn.name) if candidates.rules else None)
+        return tuple(out)
 
     def match(self, file: str, name: str) -> Rule | None:
         """The first rule whose path glob matches ``file`` and whose name glob matches
@@ -158,17 +179,48 @@ class Catalog:
         key = (file, name)
         if key in self._matched:
             return self._matched[key]
-        names = {name, name.rsplit(".", 1)[-1]}
-        if name.startswith("<"):  # a C function: also its short form, `EagerTensor._numpy`
-            short = builtin_name(name).strip("{}")
-            names |= {short, short.rsplit(".", 1)[-1]}
+        candidates = self._candidates(file)
         found = None
-        for rule, pattern in self._candidates(file):
-            if any(pattern.match(n) for n in names):
-                found = rule
-                break
+        if candidates.rules:
+            names = {name, name.rsplit(".", 1)[-1]}
+            if name.startswith("<"):  # a C function: also its short form, `EagerTensor._numpy`
+                short = builtin_name(name).strip("{}")
+                names |= {short, short.rsplit(".", 1)[-1]}
+            found = candidates.first(names)
         self._matched[key] = found
         return found
+
+
+class _Named(Protocol):
+    @property
+    def file(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+class _FileRules:
+    """The rules whose path glob matches one module path, their name globs as one regular
+    expression: an alternation tries them in order, so the first that matches wins."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self._match = (
+            re.compile(
+                "|".join(f"(?P<r{n}>{fnmatch.translate(r.function)})" for n, r in enumerate(rules))
+            ).match
+            if rules
+            else None
+        )
+
+    def first(self, names: Iterable[str]) -> Rule | None:
+        """The first rule whose name glob matches one of ``names``."""
+        best: int | None = None
+        for name in names:
+            m = self._match(name) if self._match is not None else None
+            if m is not None and m.lastgroup is not None:
+                n = int(m.lastgroup[1:])
+                best = n if best is None else min(best, n)
+        return self.rules[best] if best is not None else None
 
 
 def load_rules(path: str | os.PathLike[str]) -> tuple[Rule, ...]:

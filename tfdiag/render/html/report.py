@@ -12,6 +12,7 @@ from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct0, fmt_s
 from tfdiag.records.verification import Verification, verification_view
 from tfdiag.records.version import __version__
+from tfdiag.render.caps import shown_notes
 from tfdiag.render.console import report_tables
 from tfdiag.render.html.flame import profile_tree, sampled_tree
 from tfdiag.render.html.page import e, flame_section, page
@@ -143,7 +144,7 @@ def report_body(report: RunRecord) -> str:
     if extra is not None:
         parts.append(f"<h2>Probes</h2>{to_html(extra)}")
     if report.notes:
-        notes = "".join(f"<li>{e(n)}</li>" for n in report.notes)
+        notes = "".join(f"<li>{e(n)}</li>" for n in shown_notes(report.notes))
         parts.append(f'<h2>Notes</h2><ul class="notes">{notes}</ul>')
     parts.append(_footer())
     return "\n".join(parts)

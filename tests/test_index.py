@@ -1,0 +1,138 @@
+"""The function index answers the detectors' (path glob, name glob) questions exactly as a
+scan of the table with ``fnmatch`` would, and is built once per record however many
+detectors ask."""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+
+import pytest
+from synth import SITE, keras3_predict_report
+from tf20_fixture import tf20_predict_stats
+
+from tfdiag.advise import advise
+from tfdiag.analysis.pipeline import analyze
+from tfdiag.records import index as index_module
+from tfdiag.records.catalog import Category, Rule, default_catalog
+from tfdiag.records.index import FunctionIndex, glob_matcher, globs_matcher
+from tfdiag.records.paths import normalize_path
+from tfdiag.records.stats import FunctionStat, builtin_name
+
+
+def _scan(fns: list[FunctionStat], path: str, name: str) -> list[int]:
+    """What evidence.functions did before the index: a scan with fnmatch."""
+    return [
+        i
+        for i, fn in enumerate(fns)
+        if fnmatch.fnmatchcase(normalize_path(fn.file), path)
+        and (
+            fnmatch.fnmatchcase(fn.name, name)
+            or fnmatch.fnmatchcase(fn.name.rsplit(".", 1)[-1], name)
+        )
+    ]
+
+
+FILES = [
+    "~",
+    SITE + "keras/src/backend/tensorflow/trainer.py",
+    SITE + "keras/src/callbacks/callback_list.py",
+    SITE + "tf_keras/src/callbacks.py",
+    "C:\\venv\\Lib\\site-packages\\tensorflow\\python\\keras\\engine\\training_v1.py",
+    SITE + "tensorflow/python/data/ops/iterator_ops.py",
+    "/home/me/train.py",
+    "<string>",
+]
+NAMES = [
+    "TensorFlowTrainer.predict",
+    "TensorFlowTrainer.fit",
+    "CallbackList.on_train_batch_begin",
+    "CallbackList.on_epoch_begin",
+    "OwnedIterator.__init__",
+    "OwnedIterator._create_iterator",
+    "<built-in method tensorflow.python._pywrap_tfe.TFE_Py_Execute>",
+    "Model.train_on_batch",
+    "step",
+    "a[b]",
+]
+QUESTIONS = [
+    ("keras/src/backend/tensorflow/trainer.py", "predict"),
+    ("keras/src/backend/tensorflow/trainer.py", "*_on_batch"),
+    ("*/python/keras/engine/training*.py", "fit"),
+    ("keras/src/callbacks/callback_list.py", "*CallbackList.on_train_batch_begin"),
+    ("tf_keras/src/callbacks.py", "CallbackList.on_*"),
+    ("~", "*TFE_Py_Execute*"),
+    ("tensorflow/python/data/ops/iterator_ops.py", "*.__init__"),
+    ("*", "step"),
+    ("*train.py", "s?ep"),
+    ("*", "a[[]b]"),
+    ("keras/*", "[!C]*"),
+    ("nowhere.py", "*"),
+]
+
+
+def test_the_index_answers_as_a_fnmatch_scan_does() -> None:
+    rng = random.Random(1)
+    fns = [
+        FunctionStat(rng.choice(FILES), i, rng.choice(NAMES), 1, 1, 0.0, 0.0) for i in range(400)
+    ]
+    index = FunctionIndex(fns)
+    for path, name in QUESTIONS:
+        expected = _scan(fns, path, name)
+        assert list(index.find(path, name)) == expected, (path, name)
+        assert index.find(path, name) is index.find(path, name)  # answered once
+    assert any(index.find(p, n) for p, n in QUESTIONS)
+
+
+@pytest.mark.parametrize("glob", ["*", "a*b", "a?c", "[ab]x", "[!a]x", "x[", "a.b", "lit"])
+def test_a_compiled_glob_is_fnmatchcase(glob: str) -> None:
+    for text in ["", "ab", "acb", "abc", "ax", "bx", "cx", "x[", "a.b", "axb", "lit", "a/b"]:
+        assert glob_matcher(glob)(text) == fnmatch.fnmatchcase(text, glob), (glob, text)
+        assert globs_matcher((glob, "zz"))(text) == (
+            fnmatch.fnmatchcase(text, glob) or text == "zz"
+        )
+
+
+def test_findings_build_the_index_once_per_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = []
+    original = index_module.FunctionIndex.__init__
+
+    def counting(self: FunctionIndex, functions: object) -> None:
+        built.append(1)
+        original(self, functions)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index_module.FunctionIndex, "__init__", counting)
+    report = keras3_predict_report()
+    found = advise(report, analyze(report))
+    assert [f.id for f in found] == ["per-call-input-pipeline"]
+    assert len(built) == 1  # dozens of questions, one index
+
+
+def _first_rule(rules: tuple[Rule, ...], file: str, name: str) -> Rule | None:
+    """The catalog's contract, the slow way: the first rule whose globs match."""
+    names = {name, name.rsplit(".", 1)[-1]}
+    if name.startswith("<"):
+        short = builtin_name(name).strip("{}")
+        names |= {short, short.rsplit(".", 1)[-1]}
+    path = normalize_path(file)
+    for rule in rules:
+        if fnmatch.fnmatchcase(path, rule.path) and any(
+            fnmatch.fnmatchcase(n, rule.function) for n in names
+        ):
+            return rule
+    return None
+
+
+def test_the_catalogs_one_matcher_per_file_picks_the_first_matching_rule() -> None:
+    user = Rule("keras/src/backend/tensorflow/trainer.py", "*.predict", Category.USER_CODE, "")
+    catalog = default_catalog().with_rules([user])
+    fns = [*tf20_predict_stats().functions, *keras3_predict_report().profile.functions]
+    pairs = [(fn.file, fn.name) for fn in fns]
+    pairs += [(f, n) for f in FILES for n in NAMES]
+    matched = 0
+    for file, name in pairs:
+        expected = _first_rule(catalog.rules, file, name)
+        assert catalog.match(file, name) is expected, (file, name)
+        matched += expected is not None
+    assert matched > 20
+    assert catalog.match(FILES[1], "TensorFlowTrainer.predict") is user  # user rules first
