@@ -363,14 +363,23 @@ def _load_windows(times: Sequence[float], load: Sequence[float]) -> tuple[float,
 def _held_without_load(
     times: Sequence[float], load: Sequence[float], drift: Drift, total_s: float
 ) -> Drift | None:
-    """The drift measured again on the iterations of its range with at most the median load;
-    None when it does not hold there (or there is no per-iteration load)."""
+    """The drift, when it holds on the iterations of its range with at most their median
+    load: a Theil–Sen line through them changes by at least :data:`DRIFT_MIN_CHANGE` the same
+    way. (Its significance was tested on the whole series; half of a short series has too
+    few points for a second Mann–Kendall test to pass, which would drop every drift.) None
+    when it does not hold there, or there is no per-iteration load."""
     if not load:
         return None
     span = range(drift.first, drift.last + 1)
     typical = statistics.median(load[i] for i in span)
     quiet = [i for i in span if load[i] <= typical]
-    held = _drift_at([float(i) for i in quiet], [times[i] for i in quiet], total_s)
-    if held is None or (held.change > 0) != (drift.change > 0):
+    if len(quiet) < 3:
+        return None
+    slope, intercept = theil_sen([float(i) for i in quiet], [times[i] for i in quiet])
+    start, end = intercept + slope * drift.first, intercept + slope * drift.last
+    if start <= 0 or end <= 0:
+        return None
+    change = (end - start) / start
+    if abs(change) < DRIFT_MIN_CHANGE or (change > 0) != (drift.change > 0):
         return None
     return drift
