@@ -96,5 +96,6 @@ def parallel(tf: Any, ds: Any) -> Rewritten:
         variant = tf.raw_ops.DatasetFromGraph(graph_def=graph.SerializeToString())
         out = tf.data.experimental.from_variant(variant, structure=ds.element_spec)
     except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"the rewritten dataset cannot be rebuilt ({type(exc).__name__})") from None
+        why = type(exc).__name__
+        raise ValueError(f"the rewritten dataset cannot be rebuilt ({why})") from None
     return Rewritten(out.prefetch(tf.data.AUTOTUNE), maps, interleaves, not _has_random(graph))

@@ -70,7 +70,7 @@ FIXES: MappingProxyType[str, tuple[Variant, ...]] = MappingProxyType(
             T["train step"],
         ),
         "eager-execution": (T["compiled fit"], I["compiled predict"], I["tf.function"]),
-        "input-bound": (D["parallel"], D["bound"]),
+        "input-bound": (D["parallel"], D["cache"], D["bound"]),
         "per-step-overhead": (T["steps_per_execution"], I["larger batch"]),
         "conversion-overhead": (I["cast once"], T["cast once"]),
         "per-iteration-tracing": RETRACING,
