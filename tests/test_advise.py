@@ -297,3 +297,14 @@ def test_a_finding_that_is_part_of_another_moves_right_after_it() -> None:
     ]
     # a part is never more severe than the finding it is part of
     assert [f.severity for f in out] == ["high", "medium", "medium"]
+    # and a medium part of a high cause goes after the other high findings
+    ranked = [
+        row("per-call-input-pipeline", 0.6, "high"),
+        row("per-iteration-tracing", 0.2, "medium", part_of="per-call-input-pipeline"),
+        row("callback-overhead", 0.4, "high"),
+    ]
+    assert [f.spec.id for f in _after_their_cause(ranked)] == [
+        "per-call-input-pipeline",
+        "callback-overhead",
+        "per-iteration-tracing",
+    ]

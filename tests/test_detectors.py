@@ -620,6 +620,23 @@ def test_eager_ops_around_a_graph_step_are_found_by_their_volume() -> None:
     assert lead.impact == pytest.approx((0.01 + 0.02 + 0.008) / 0.044, abs=0.01)
 
 
+def test_eager_ops_keras_runs_to_build_a_pipeline_per_call_are_not_eager_execution() -> None:
+    """predict's data adapter dispatches ~16 eager ops per call to build its tf.data pipeline
+    (the seed-003 case): they are per-call-input-pipeline's, not eager ops around a graph."""
+    fast = Node("~", FAST_PATH, 20e-6 * 16 * N, 16 * N)
+    wrapper = Node(TF + "ops/gen_dataset_ops.py", "tensor_slice_dataset", 0.01 * N, 16 * N, [fast])
+    adapter = Node(
+        ADAPTERS + "array_data_adapter.py",
+        "ArrayDataAdapter.get_tf_dataset",
+        0.01 * N,
+        N,
+        [wrapper],
+    )
+    root = Node(TRAINER, "TensorFlowTrainer.predict", 0.001 * N, N, [adapter, _graph(0.005 * N)])
+    ids = _ids(make_report([root], N, cold=[], method="predict"))
+    assert "per-call-input-pipeline" in ids and "eager-execution" not in ids
+
+
 @pytest.mark.parametrize(
     ("ops", "graph_calls", "graph_s"),
     [(9, 0, 0.001), (200, 1, 1.0)],

@@ -131,7 +131,8 @@ def _without_missing_causes(found: list[_Found]) -> list[_Found]:
 
 def _after_their_cause(found: list[_Found]) -> list[_Found]:
     """Each finding that is part of another reported one moved right after it, its severity
-    at most its cause's (it is a part of that cost)."""
+    at most its cause's (it is a part of that cost) — and after every finding more severe
+    than itself, so severity still never increases down the list."""
     by_id = {f.spec.id: f for f in found}
     parts = [f for f in found if f.detection.part_of in by_id and f.detection.part_of != f.spec.id]
     out = [f for f in found if f not in parts]
@@ -141,7 +142,8 @@ def _after_their_cause(found: list[_Found]) -> list[_Found]:
             f.severity = cause.severity
         at = next(n for n, o in enumerate(out) if o is cause)
         out.insert(at + 1, f)
-    return out
+    rank = SEVERITIES.index
+    return sorted(out, key=lambda f: rank(f.severity))  # stable: a part stays after its cause
 
 
 @dataclass

@@ -331,7 +331,9 @@ def _eager_around_graphs(
     dispatch = fns[i]
     wrappers = {e.caller for e in dispatch.callers}
     python_s = sum(fns[w].cum_s for w in wrappers) if wrappers else dispatch.cum_s
-    python_s = max(python_s, dispatch.cum_s)
+    # Eager ops that another finding's cause runs are its own: the ones Keras' data adapter
+    # runs to build a pipeline per call (per-call-input-pipeline), a callback's, a conversion's.
+    python_s = max(python_s, dispatch.cum_s) * _unclaimed(analysis, i)
     # Found by volume: the op wrappers and their dispatch, less the kernels.
     removable = max(min(analysis.of_steady(python_s), 1.0) - kernel, 0.0)
     if removable < ctx.threshold("min_share"):
@@ -341,6 +343,7 @@ def _eager_around_graphs(
         # The Python it runs around the ops (tf.summary's, a layer's) goes with them; a graph
         # it calls does not.
         around = fns[found[0]].cum_s - _graph_time_under(report, analysis, found[0])
+        around *= _unclaimed(analysis, found[0])
         removable = max(removable, min(analysis.of_steady(max(around, 0.0)), 1.0) - kernel)
     if keras_call(report, analysis) is None:
         # A loop of the user's own: everything but the graph calls, the kernels and what
@@ -361,6 +364,23 @@ def _eager_around_graphs(
         values["entry"] = found[1]
         evidence.append(f"most of them come from `{found[1]}`, called from your code")
     return Detection(removable, tuple(evidence), variant="around-graph", values=values)
+
+
+#: Categories whose eager ops belong to another finding (the input pipeline built per call,
+#: callbacks, conversions, tracing), not to eager execution.
+_CLAIMED = (
+    Category.INPUT_PIPELINE,
+    Category.CALLBACKS,
+    Category.TENSOR_CONVERSION,
+    Category.GRAPH_BUILDING,
+    Category.OUTPUT_CONVERSION,
+)
+
+
+def _unclaimed(analysis: Analysis, i: int) -> float:
+    """The share of function ``i``'s own time no other finding's category claims."""
+    own = analysis.own[i]
+    return max(1.0 - sum(own.get(c, 0.0) for c in _CLAIMED), 0.0)
 
 
 def _graph_calls_s(report: RunRecord, analysis: Analysis) -> float:
