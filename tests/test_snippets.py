@@ -26,7 +26,9 @@ def blocks(path: Path) -> list[str]:
 
 
 def _calls(code: str) -> list[str]:
-    """Each Keras call's source up to its closing parenthesis (one level of nesting)."""
+    """Each Keras call's source up to its closing parenthesis (one level of nesting); a
+    comment is not code."""
+    code = re.sub(r"#[^\n]*", "", code)
     out = []
     for m in _KERAS_CALL.finditer(code):
         depth, end = 0, m.start()
@@ -53,7 +55,9 @@ def test_every_keras_call_in_a_snippet_passes_verbose() -> None:
 
 
 def test_the_checker_sees_a_call_without_verbose() -> None:
-    assert _calls("r = tfdiag.profile(model.predict, X)\nmodel.fit(x, y, epochs=2)") == [
+    assert _calls(
+        "# model.predict(x) in a comment\nr = tfdiag.profile(model.predict, X)\nmodel.fit(x, y, epochs=2)"
+    ) == [
         "profile(model.predict, X)",
         "model.fit(x, y, epochs=2)",
     ]

@@ -35,8 +35,8 @@ MAX_TRACED_STEPS = 5
 
 
 def traced_steps(n: int) -> int:
-    """How many of ``n`` observed iterations the TF profiler traces: at most half, so the
-    rest measure its cost, and at most :data:`MAX_TRACED_STEPS`."""
+    """How many iterations the TF profiler traces before the ``n`` plain ones: at most half
+    of ``n`` and at most :data:`MAX_TRACED_STEPS` (the plain ones measure its cost)."""
     return min(MAX_TRACED_STEPS, math.ceil(n / 2)) if n >= 2 else n
 
 
@@ -103,7 +103,10 @@ def observe(
             _timed_block(fn, args, kwargs, n, clock, trace, out, after)
             if out.traced and trace is not None and trace.running:
                 export_s = _stop_trace(trace, clock, out)
-            _calls(fn, args, kwargs, n - len(out.times), out.times, clock, after=after)
+            # n plain calls after the traced block: the traced ones are extra, so the timeline
+            # and the median read all n the user asked for
+            plain = n - (len(out.times) - out.traced)
+            _calls(fn, args, kwargs, plain, out.times, clock, after=after)
     except BaseException:
         if trace is not None:  # its trace, written or not, is never read: remove it
             trace.abort()

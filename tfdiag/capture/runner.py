@@ -20,7 +20,7 @@ from typing import Any
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import describe_call
-from tfdiag.capture.observe import READING, Observation, observe
+from tfdiag.capture.observe import READING, Observation, observe, traced_steps
 from tfdiag.capture.plan import (
     MIN_PROFILED,
     check_iterations,
@@ -306,12 +306,15 @@ class _Run:
         if label == READING:
             self.steps += 1
         elif label == "timed":
-            label = f"timed {len(self.observed.times)}/{self.n}"
+            label = f"timed {len(self.observed.times)}/{self.steps - 1 - self.p}"
         self.done += 1
         self.on_step(self.done, self.steps, label)
 
     def observe_pass(self, *, sampling: bool, tf_profiler: bool) -> None:
-        """N iterations without cProfile: timed, sampled, the first block TF-profiled."""
+        """N plain iterations without cProfile, after a block TF-profiled (when asked); the
+        sampler watches them all."""
+        if tf_profiler and self.on_step is not None:
+            self.steps += traced_steps(self.n)
         observe(
             self.fn,
             self.args,
@@ -328,13 +331,13 @@ class _Run:
         self, rules: tuple[Rule, ...], finding_rules: tuple[FindingRule, ...], *, partial: bool
     ) -> Report:
         done = len(self.profiled) - 1  # profiled iterations after the cold call
-        timed = len(self.observed.times)
+        timed = len(self.observed.times) - self.observed.traced  # plain ones
         notes = []
         if partial:
             if done < self.p:
                 where = f"after {done} of {self.p} profiled iterations"
             else:
-                where = f"after {timed} of {self.n} timed iterations"
+                where = f"after {max(timed, 0)} of {self.n} timed iterations"
             if done < self.p:
                 notes.append(
                     "the interrupted iteration's calls are in the profile: call-count classes "
