@@ -69,7 +69,7 @@ def _fn(report, name):  # type: ignore[no-untyped-def]
 def test_profile_times_every_pass_and_function_exactly() -> None:
     clock = FakeClock()
     program = Program(clock)
-    report = profile_call(program.step, iterations=6, clock=clock)
+    report = profile_call(program.step, iterations=6, clock=clock, tf_profiler=False)
     t = report.timing
     assert t.first_call_s == BUILD_S + CALL_S
     assert t.profiled_iteration_s == (CALL_S,) * 3  # half of the 6 ran under cProfile
@@ -99,7 +99,7 @@ def test_profile_times_every_pass_and_function_exactly() -> None:
 
 def test_findings_quote_the_exact_figures() -> None:
     clock = FakeClock()
-    report = profile_call(Program(clock).step, iterations=6, clock=clock)
+    report = profile_call(Program(clock).step, iterations=6, clock=clock, tf_profiler=False)
     (finding,) = report.findings
     assert finding.id == "build-dominated"
     total = BUILD_S + 4 * CALL_S
@@ -120,7 +120,7 @@ def test_a_slower_iteration_shows_in_the_timeline_at_its_place() -> None:
         calls["n"] += 1
         clock.advance(2.0**-6 if calls["n"] == 1 + 3 + 3 else 2.0**-8)  # 3rd timed call
 
-    report = profile_call(step, iterations=8, clock=clock)
+    report = profile_call(step, iterations=8, clock=clock, tf_profiler=False)
     assert report.timing.profiled_calls == 1 + 3  # max(3, ⌈8/4⌉) profiled
     assert report.timing.iteration_s == (2.0**-8,) * 2 + (2.0**-6,) + (2.0**-8,) * 5
 
