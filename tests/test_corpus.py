@@ -64,9 +64,10 @@ def _clear_keras() -> None:
 
 def _measure(loaded: Loaded) -> tuple[float, Any]:
     state = loaded.setup()
-    # One round bears out a Python-side fix's 1.5–100× (at half of it); "no Python-side
-    # gain" (below 1.3×) needs a median of three. benchmarks/accuracy.py takes five.
-    rounds = 1 if loaded.case.python_fix else 3
+    # A median of three rounds, interleaved: one round alone missed drift-growing-history's
+    # 4.4x by half with two CPU-bound jobs beside it (a growing state makes single rounds
+    # vary); "no Python-side gain" (below 1.3x) needs it too. benchmarks/accuracy.py takes five.
+    rounds = 3
     try:
         premise = measure_premise(loaded, state, rounds=rounds, warmup=1).speedup
         return premise, verdict(loaded.case, diagnose(loaded, state))
