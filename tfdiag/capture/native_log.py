@@ -127,7 +127,7 @@ class _Keeper:
             return None
         fd = self.proc.stdout.fileno()
         data = b""
-        while not data.endswith(b"\xff\xff\xff\xff") or not _complete(data):
+        while (frames := _frames(data)) is None:
             ready, _, _ = select.select([fd], [], [], REPLY_TIMEOUT_S)
             if not ready:
                 return None
@@ -135,7 +135,7 @@ class _Keeper:
             if not more:
                 return None
             data += more
-        return _frames(data)
+        return frames
 
     def close(self) -> None:
         with suppress(Exception):
@@ -145,28 +145,19 @@ class _Keeper:
             self.proc.wait(timeout=5)
 
 
-def _frames(data: bytes) -> list[bytes]:
+def _frames(data: bytes) -> list[bytes] | None:
+    """The kept lines of a reply: length-prefixed frames up to a terminator at the very end of
+    ``data``; None while the reply is not whole."""
     out: list[bytes] = []
-    at = 0
-    while True:
-        size = int.from_bytes(data[at : at + 4], "big")
-        at += 4
-        if size == 0xFFFFFFFF:
-            return out
-        out.append(data[at : at + size])
-        at += size
-
-
-def _complete(data: bytes) -> bool:
-    """Does ``data`` hold whole frames up to a terminator at its very end?"""
     at = 0
     while at + 4 <= len(data):
         size = int.from_bytes(data[at : at + 4], "big")
         at += 4
         if size == 0xFFFFFFFF:
-            return at == len(data)
+            return out if at == len(data) else None
+        out.append(data[at : at + size])
         at += size
-    return False
+    return None
 
 
 _keeper: _Keeper | None = None

@@ -19,7 +19,6 @@ from typing import Any
 _RANDOM = ("Random", "Shuffle", "Stateless", "Multinomial", "Dropout")
 
 _AUTOTUNE = "tfdiag_autotune"
-_ONE = "tfdiag_one"
 
 
 @dataclass(frozen=True)
