@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL := 3
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[tf-keras,dev,plot]'
+	$(PY) -m pip install --quiet -e '.[tf-keras,dev,plot,jax]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -26,14 +26,18 @@ browser:
 	  echo "installing chromium for the browser tests (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Keras picks its backend once per process: tests/on_jax/ runs in a second pytest process with
+# KERAS_BACKEND=jax (the first one leaves tests/on_jax/ out).
 test: $(STAMP) browser
 	$(PY) -m pytest -m "not slow"
+	KERAS_BACKEND=jax $(PY) -m pytest -m "not slow" tests/on_jax
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not tf"
 
 test-corpus: $(STAMP)
 	$(PY) -m pytest -m corpus
+	KERAS_BACKEND=jax $(PY) -m pytest -m corpus tests/on_jax
 
 lint: $(STAMP)
 	$(PY) -m ruff check tfdiag tests examples

@@ -63,3 +63,13 @@ def tiny_model_factory() -> Callable[[str], Any]:
     from tfdiag.measure.seed_models import tiny_model
 
     return tiny_model
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/on_jax/ needs Keras on JAX, which a process picks once: `make test` runs it in a
+    second process with KERAS_BACKEND=jax, and every other run leaves it out."""
+    jax_dir = ROOT / "tests" / "on_jax"
+    inside = collection_path == jax_dir or jax_dir in collection_path.parents
+    if inside and os.environ.get("KERAS_BACKEND") != "jax":
+        return True
+    return None
