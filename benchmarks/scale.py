@@ -63,7 +63,7 @@ def _big_prof(n: int, path: Path) -> None:
 
 
 def _render(report: tfdiag.Report) -> None:
-    Console(file=io.StringIO(), width=100, color_system=None).print(render_report(report))
+    Console(file=io.StringIO(), width=100, color_system=None).print(render_report(report.diagnosis))
 
 
 def _measure(label: str, make: Any, folder: Path, rows: list[tuple[str, ...]]) -> None:

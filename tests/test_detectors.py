@@ -17,7 +17,7 @@ from synth import SITE, Node, make_report, tensor, tf_record, trace
 
 from tfdiag.advise import SEVERITIES, Detection, FindingSpec, advise
 from tfdiag.advise.graphs import retrace_cause
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import analyze
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Category
 from tfdiag.records.probes import InputStage, OpRow, PyFuncs, TfProfile
@@ -1247,7 +1247,7 @@ def _spec(finding_id: str, impact: float, tier: str = "steady", **fixes: str) ->
 
 def _ranked(*table: FindingSpec) -> list[str]:
     report = _converting(0.0)
-    return [f.id for f in advise(report, analysis_of(report), table)]
+    return [f.id for f in advise(report, analyze(report), table)]
 
 
 def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises() -> None:
@@ -1263,7 +1263,7 @@ def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises()
         _spec("spikes", 0.02, "timing"),
     )
     report = _converting(0.0)
-    found = advise(report, analysis_of(report), table)
+    found = advise(report, analyze(report), table)
     order = [
         "bigger",  # high, a fix: the most it removes first
         "lead",
@@ -1283,7 +1283,7 @@ def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises()
 def test_ranking_ties_keep_table_order_and_impacts_are_clamped() -> None:
     report = _converting(0.0)
     table = (_spec("a", 0.3), _spec("b", 0.3), _spec("over", 1.7), _spec("under", -0.2))
-    found = advise(report, analysis_of(report), table)
+    found = advise(report, analyze(report), table)
     assert [f.id for f in found] == ["over", "a", "b", "under"]
     assert [f.impact for f in found] == [1.0, 0.3, 0.3, 0.0]
     assert [f.severity for f in found] == ["high", "high", "high", "low"]
@@ -1292,9 +1292,9 @@ def test_ranking_ties_keep_table_order_and_impacts_are_clamped() -> None:
 def test_the_alone_fix_is_given_only_to_the_finding_that_leads() -> None:
     conclusion = _spec("conclusion", 0.8, "conclusion", alone="only this")
     report = _converting(0.0)
-    alone = advise(report, analysis_of(report), (conclusion,))
+    alone = advise(report, analyze(report), (conclusion,))
     assert alone[0].fix == "only this"
-    behind = advise(report, analysis_of(report), (conclusion, _spec("lead", 0.35)))
+    behind = advise(report, analyze(report), (conclusion, _spec("lead", 0.35)))
     assert [f.id for f in behind] == ["lead", "conclusion"]
     assert behind[1].fix == "fix conclusion"
 

@@ -21,6 +21,7 @@ from tfdiag.analysis.xprof import tf_profile_from_tools
 from tfdiag.records.errors import InputError
 from tfdiag.records.probes import Probes, SampledStack, SamplingRecord, TfProfile
 from tfdiag.render.artefacts import artefact_paths
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.render.console import render_report
 from tfdiag.results.load import load_report, report_from_json
 from tfdiag.results.report import Report
@@ -68,7 +69,7 @@ def _report(op_s: float, tracer_calls: int = 0, **probes: Any) -> Report:
 
 def _text(report: Report) -> str:
     out = io.StringIO()
-    Console(file=out, width=160, color_system=None).print(render_report(report))
+    Console(file=out, width=160, color_system=None).print(render_report(diagnosis_of(report)))
     return out.getvalue()
 
 

@@ -11,13 +11,14 @@ from synth import keras3_predict_report
 from tf20_fixture import tf20_predict_stats
 
 from tfdiag.records.units import fmt_s
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.render.console import render_report
 from tfdiag.results.load import report_from_stats
 
 
 def _text(report, width: int = 110) -> str:
     buf = io.StringIO()
-    Console(file=buf, width=width, color_system=None).print(render_report(report))
+    Console(file=buf, width=width, color_system=None).print(render_report(diagnosis_of(report)))
     return buf.getvalue()
 
 

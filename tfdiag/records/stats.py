@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from tfdiag.records.errors import InputError
@@ -246,6 +247,28 @@ class ProfileStats:
 
     # -- JSON (compact rows) -------------------------------------------------------
 
+    def row_tuples(self) -> list[tuple[Any, ...]]:
+        """:meth:`to_rows` as tuples (the caller edges as they are): the same JSON, without
+        copying 300k values into new lists (half a second on a 100k-function table)."""
+        return [
+            (f.file, f.line, f.name, f.calls, f.primitive_calls, f.self_s, f.cum_s, f.callers)
+            for f in self.functions
+        ]
+
+    def finite(self) -> bool:
+        """Is every time in the table (the callers' too) a finite number?"""
+        fns = self.functions
+        edges = tuple(chain.from_iterable(f.callers for f in fns))
+        return all(
+            all(map(math.isfinite, column))
+            for column in (
+                map(_SELF_S, fns),
+                map(_CUM_S, fns),
+                map(_EDGE_SELF_S, edges),
+                map(_EDGE_CUM_S, edges),
+            )
+        )
+
     def to_rows(self) -> list[list[Any]]:
         return [
             [
@@ -301,6 +324,12 @@ class ProfileStats:
         if any(e.caller >= n for f in functions for e in f.callers):
             raise InputError("report's profile table has a caller index out of range")
         return cls(tuple(functions))
+
+
+_SELF_S = attrgetter("self_s")
+_CUM_S = attrgetter("cum_s")
+_EDGE_SELF_S = itemgetter(3)
+_EDGE_CUM_S = itemgetter(4)
 
 
 def _count(value: Any, where: str) -> int:
