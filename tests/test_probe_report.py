@@ -16,12 +16,12 @@ from conftest import ROOT, run_cli
 from rich.console import Console
 from synth import SITE, Node, make_report
 
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.analysis.oplevel import slowdowns
 from tfdiag.analysis.xprof import tf_profile_from_tools
 from tfdiag.records.errors import InputError
 from tfdiag.records.probes import Probes, SampledStack, SamplingRecord, TfProfile
 from tfdiag.render.artefacts import artefact_paths
-from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.render.console import render_report
 from tfdiag.results.load import load_report, report_from_json
 from tfdiag.results.report import Report

@@ -10,8 +10,8 @@ from rich.console import Console
 from synth import keras3_predict_report
 from tf20_fixture import tf20_predict_stats
 
-from tfdiag.records.units import fmt_s
 from tfdiag.advise.diagnosis import diagnosis_of
+from tfdiag.records.units import fmt_s
 from tfdiag.render.console import render_report
 from tfdiag.results.load import report_from_stats
 

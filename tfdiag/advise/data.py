@@ -214,32 +214,36 @@ def input_conversion_s(record: RunRecord, analysis: Analysis) -> float:
     path does not come from an op converting its arguments (as every eager op does)."""
     fns = analysis.steady.functions
     memo: dict[int, float] = {}
-
-    def internal(i: int, depth: int = 0) -> float:
-        if i in memo:
-            return memo[i]
-        memo[i] = 0.0  # a cycle counts as not internal
-        fn = fns[i]
-        if not fn.callers or depth > 40:
-            return 0.0
-        frac = 0.0
-        for w, e in zip(edge_weights(fn), fn.callers):
-            rule = analysis.rules[e.caller]
-            if rule is not None and rule.category is Category.WRAPPER:
-                frac += w * internal(e.caller, depth + 1)
-            elif normalize_path(fns[e.caller].file).startswith(_OP_INTERNALS):
-                frac += w
-            elif _passes_through(analysis, e.caller):
-                frac += w * internal(e.caller, depth + 1)
-        memo[i] = frac
-        return frac
-
     total = 0.0
     for i, fn in enumerate(fns):
         share = analysis.own[i].get(Category.TENSOR_CONVERSION, 0.0)
         if share > 0 and fn.self_s > 0:
-            total += fn.self_s * share * (1.0 - internal(i))
+            total += fn.self_s * share * (1.0 - _internal(analysis, memo, i))
     return total
+
+
+def _internal(analysis: Analysis, memo: dict[int, float], i: int, depth: int = 0) -> float:
+    """The share of function ``i``'s time called from an op's own conversions (a function,
+    not a closure that calls itself: that cycle would hold the analysis until the cyclic
+    collector ran)."""
+    if i in memo:
+        return memo[i]
+    memo[i] = 0.0  # a cycle counts as not internal
+    fns = analysis.steady.functions
+    fn = fns[i]
+    if not fn.callers or depth > 40:
+        return 0.0
+    frac = 0.0
+    for w, e in zip(edge_weights(fn), fn.callers):
+        rule = analysis.rules[e.caller]
+        if rule is not None and rule.category is Category.WRAPPER:
+            frac += w * _internal(analysis, memo, e.caller, depth + 1)
+        elif normalize_path(fns[e.caller].file).startswith(_OP_INTERNALS):
+            frac += w
+        elif _passes_through(analysis, e.caller):
+            frac += w * _internal(analysis, memo, e.caller, depth + 1)
+    memo[i] = frac
+    return frac
 
 
 def _passes_through(analysis: Analysis, i: int) -> bool:

@@ -9,6 +9,7 @@ from tfdiag.advise import advise
 from tfdiag.advise.finding import Finding
 from tfdiag.analysis.pipeline import Analysis, analyze
 from tfdiag.records.report import RunRecord
+from tfdiag.records.stats import no_gc
 
 
 @dataclass(frozen=True)
@@ -21,9 +22,11 @@ class Diagnosis:
 
 
 def diagnose(record: RunRecord) -> Diagnosis:
-    """Analyse ``record`` and run the finding table on it, once."""
-    analysis = analyze(record)
-    return Diagnosis(record, analysis, advise(record, analysis))
+    """Analyse ``record`` and run the finding table on it, once (the cyclic collector paused
+    meanwhile: the analysis builds a few values per function, none of them cyclic)."""
+    with no_gc():
+        analysis = analyze(record)
+        return Diagnosis(record, analysis, advise(record, analysis))
 
 
 def diagnosis_of(record: RunRecord) -> Diagnosis:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
+from itertools import chain, islice, repeat
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -240,7 +240,8 @@ class ProfileStats:
         if len(data) > MAX_PROF_BYTES:
             raise InputError(f"pstats file is larger than {MAX_PROF_BYTES // 2**20} MiB")
         try:
-            raw = marshal.loads(data)
+            with no_gc():  # 300k new tuples: the collector would rescan them as they come
+                raw = marshal.loads(data)
         except (EOFError, ValueError, TypeError) as exc:
             raise InputError(f"not pstats data ({exc})") from None
         return cls.from_pstats(raw)
@@ -409,42 +410,63 @@ def _canonical(raw: Mapping[Any, Any]) -> tuple[FunctionStat, ...] | None:
     ):
         return None
     index = {key: i for i, key in enumerate(keys)}
-    new = tuple.__new__
     try:
-        return tuple(
-            [
-                FunctionStat(
-                    key[0],
-                    key[1],
-                    key[2],
-                    value[1],
-                    value[0],
-                    value[2],
-                    value[3],
-                    tuple(
-                        [
-                            new(CallerEdge, (at, *edge))
-                            for caller, edge in value[4].items()
-                            if (at := index.get(caller)) is not None
-                        ]
-                    ),
-                )
-                for key, value in zip(keys, values)
-            ]
-        )
+        rows = list(map(index.get, chain.from_iterable(map(dict.keys, callers))))
     except TypeError:  # an unhashable caller key
         return None
+    if None in rows:  # a caller the table does not hold: its edge is dropped
+        return _rows_by_function(keys, values, index)
+    # Every caller edge at once, then each function's run of them, in C loops.
+    edge_rows = iter(
+        list(map(tuple.__new__, repeat(CallerEdge), zip(rows, e_nc, e_cc, e_tt, e_ct)))
+    )
+    per_function = map(tuple, map(islice, repeat(edge_rows), map(len, callers)))
+    return tuple(map(FunctionStat, files, lines, names, nc, cc, tt, ct, per_function))
+
+
+def _rows_by_function(
+    keys: tuple[Any, ...], values: tuple[Any, ...], index: dict[Any, int]
+) -> tuple[FunctionStat, ...]:
+    """The table of a canonical pstats dict whose callers the table may not all hold."""
+    new = tuple.__new__
+    return tuple(
+        [
+            FunctionStat(
+                key[0],
+                key[1],
+                key[2],
+                value[1],
+                value[0],
+                value[2],
+                value[3],
+                tuple(
+                    [
+                        new(CallerEdge, (at, *edge))
+                        for caller, edge in value[4].items()
+                        if (at := index.get(caller)) is not None
+                    ]
+                ),
+            )
+            for key, value in zip(keys, values)
+        ]
+    )
 
 
 @contextmanager
 def no_gc() -> Iterator[None]:
     """The cyclic collector paused while a large table of acyclic tuples is built: it would
     otherwise rescan the growing heap every few hundred thousand allocations (half the
-    time of reading a 100k-function profile)."""
+    time of reading a 100k-function profile).
+
+    What was built meanwhile then goes straight to the oldest generation (``freeze`` and
+    ``unfreeze`` move the lists of objects, scanning nothing), where a collection would have
+    moved it after scanning it: resuming costs nothing, not a scan of every new object."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()

@@ -13,6 +13,7 @@ from tfdiag.records.catalog import Category
 from tfdiag.records.jsontext import indented_json
 from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
+from tfdiag.records.stats import no_gc
 from tfdiag.render.document import finding_to_json, header
 
 #: Culprit rows written to JSON (the full table is in ``profile``).
@@ -95,8 +96,9 @@ def report_json_text(d: Diagnosis) -> str:
     for table in (record.profile, record.cold_profile):
         if table is not None and not table.finite():
             raise ValueError("Out of range float values are not JSON compliant")
-    doc = report_to_json(d, rows_as_tuples=True)
-    return indented_json(doc, tables=("profile", "cold_profile"))
+    with no_gc():
+        doc = report_to_json(d, rows_as_tuples=True)
+        return indented_json(doc, tables=("profile", "cold_profile"))
 
 
 def _probe_summary(report: RunRecord, a: Analysis) -> dict[str, Any] | None:
