@@ -56,7 +56,7 @@ def job_line(report: RunRecord) -> str | None:
 
 def header_rows(report: RunRecord) -> list[tuple[str, str]]:
     """The header's rows after ``called``/``stack`` (which each view lays out itself), in
-    order: flavour, job, profile, time, first call, machine load. The console adds its
+    order: flavour, job, profile, time, first call, load (of the machine, when measured). The console adds its
     sparkline after ``time``; the HTML page draws the timeline as a chart instead."""
     t = report.timing
     rows = [("flavour", flavour_name(report.call.flavour))]
@@ -70,5 +70,5 @@ def header_rows(report: RunRecord) -> list[tuple[str, str]]:
     if first is not None:
         rows.append(("first", first))
     if report.machine is not None:
-        rows.append(("machine", report.machine.describe()))
+        rows.append(("load", report.machine.describe()))
     return rows
