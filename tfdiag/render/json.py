@@ -93,12 +93,19 @@ def report_json_text(d: Diagnosis) -> str:
         ValueError: a NaN or infinite number in the report.
     """
     record = d.record
-    for table in (record.profile, record.cold_profile):
-        if table is not None and not table.finite():
-            raise ValueError("Out of range float values are not JSON compliant")
+    profiles = [t for t in (record.profile, record.cold_profile) if t is not None]
+    if sum(len(t.functions) for t in profiles) < FAST_TABLE_ROWS:
+        return indented_json(report_to_json(d))
+    if not all(t.finite() for t in profiles):
+        raise ValueError("Out of range float values are not JSON compliant")
     with no_gc():
         doc = report_to_json(d, rows_as_tuples=True)
         return indented_json(doc, tables=("profile", "cold_profile"))
+
+
+#: Function rows from which the tables are worth writing apart: the text of the rest of the
+#: document is then copied once more (what 98 MB of notes beside a small table would feel).
+FAST_TABLE_ROWS = 10_000
 
 
 def _probe_summary(report: RunRecord, a: Analysis) -> dict[str, Any] | None:
