@@ -60,9 +60,10 @@ class CallerEdge(NamedTuple):
     cum_s: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionStat:
-    """One profiled function: totals over the whole profiled run."""
+    """One profiled function: totals over the whole profiled run (slots: a large profile
+    has hundreds of thousands, each then a third smaller and quicker to read)."""
 
     file: str
     line: int
