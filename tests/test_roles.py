@@ -14,6 +14,7 @@ import pytest
 from synth import SITE, Node, make_report
 
 import tfdiag
+from tfdiag.advise.evidence import is_user_function
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.records.catalog import (
     FRAMEWORK_FILES,
@@ -92,6 +93,20 @@ def test_no_framework_path_is_quoted_in_the_detectors() -> None:
             ):
                 quoted.append(f"{path.name}:{tok.start[0]}: {tok.string[:60]}")
     assert quoted == []
+
+
+@pytest.mark.parametrize(
+    ("target", "own"),
+    [
+        ("keras.src.models.model.Model.predict", False),
+        ("tensorflow.x.f", False),
+        ("tf_keras.src.engine.training.Model.fit", False),
+        ("mypkg.train.step", True),
+    ],
+)
+def test_a_framework_files_modules_are_not_the_users_own(target: str, own: bool) -> None:
+    report = make_report([Node(USER, "step", 1.0, N)], N, target=target, method="step")
+    assert is_user_function(report) is own
 
 
 def test_the_catalog_is_assembled_from_the_framework_files_in_order() -> None:
