@@ -204,3 +204,14 @@ def test_rules_json_round_trips_roles_and_reads_the_old_entry_flag() -> None:
 def test_a_bad_role_in_a_rules_file_is_one_clear_line(data: object, message: str) -> None:
     with pytest.raises(InputError, match=message):
         Rule.from_json(data)
+
+
+def test_a_saved_report_keeps_the_users_roles(tmp_path: Path) -> None:
+    rule = Rule("*/mypkg/train.py", "train_step", None, "mine", roles=frozenset({"step"}))
+    report = _fit_with_own_step((rule,))
+    path = tmp_path / "run.tfdiag.json"
+    report.save(path)
+    loaded = tfdiag.load_result(path)
+    assert isinstance(loaded, tfdiag.Report)
+    assert loaded.rules == (rule,)
+    assert [f.impact for f in loaded.findings] == [f.impact for f in report.findings]
