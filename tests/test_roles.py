@@ -215,3 +215,15 @@ def test_a_saved_report_keeps_the_users_roles(tmp_path: Path) -> None:
     assert isinstance(loaded, tfdiag.Report)
     assert loaded.rules == (rule,)
     assert [f.impact for f in loaded.findings] == [f.impact for f in report.findings]
+
+
+def test_the_rules_example_in_the_catalog_doc_loads(tmp_path: Path) -> None:
+    from tfdiag.render.catalog_doc import catalog_markdown
+
+    text = catalog_markdown().split("## Your own rules", 1)[1]
+    example = text.split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "rules.json"
+    path.write_text(example)
+    rules = tfdiag.load_rules(path)
+    assert [r.category for r in rules] == [Category.INPUT_PIPELINE, None]
+    assert rules[1].roles == frozenset({"step"})
