@@ -158,12 +158,12 @@ def claim_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tu
     callback hook, a Keras data adapter calling the user's ``__getitem__``), by category;
     OTHER is the unclaimed rest. Another culprit in between ends the claim."""
 
-    if not any(rule is not None and rule.claims for rule in rules):
+    if not any(rule is not None and rule.claims and rule.category is not None for rule in rules):
         return (_OTHER,) * len(rules)  # nothing claims: what the walk would say of each
 
     def direct(i: int) -> Dist | None:
         rule = rules[i]
-        if rule is not None and rule.claims:
+        if rule is not None and rule.claims and rule.category is not None:
             return {rule.category: 1.0}
         return _OTHER if _is_strong(rule) else None
 
@@ -188,7 +188,7 @@ def inherited_distributions(
     def direct(i: int) -> Dist | None:
         rule = rules[i]
         if _is_strong(rule):
-            assert rule is not None
+            assert rule is not None and rule.category is not None  # matched: categorizing
             return {rule.category: 1.0}
         if rule is None and user[i]:
             return claims[i]
@@ -214,7 +214,7 @@ def own_distributions(
     user = _user_rows(stats)
     out: list[Dist] = []
     for i, rule in enumerate(rules):
-        if rule is not None and rule.weak:
+        if rule is not None and rule.weak and rule.category is not None:
             # An op run for a culprit is that culprit's; but an op converting an argument is
             # still an op, so a conversion's context does not take it.
             dist = {c: s for c, s in inherited[i].items() if c not in _WEAK_KEEPS}

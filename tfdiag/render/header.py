@@ -56,8 +56,9 @@ def job_line(report: RunRecord) -> str | None:
 
 def header_rows(report: RunRecord) -> list[tuple[str, str]]:
     """The header's rows after ``called``/``stack`` (which each view lays out itself), in
-    order: flavour, job, profile, time, first call, load (of the machine, when measured). The console adds its
-    sparkline after ``time``; the HTML page draws the timeline as a chart instead."""
+    order: flavour, job, profile, time, first call, load (the machine's, when measured).
+    The console adds its sparkline after ``time``; the HTML page draws the timeline as a
+    chart instead."""
     t = report.timing
     rows = [("flavour", flavour_name(report.call.flavour))]
     job = job_line(report)
