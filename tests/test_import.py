@@ -93,3 +93,11 @@ def test_a_reports_view_loads_no_other_kinds_writer(tmp_path: Path) -> None:
         "assert 'tfdiag.render.console' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_every_writer_the_format_table_names_resolves() -> None:
+    from tfdiag.render.formats import BRIEF_VIEWS, DOCUMENTS, VIEWS, writer
+
+    for table in (VIEWS, BRIEF_VIEWS, DOCUMENTS):
+        for kind, ref in table.items():
+            assert callable(writer(ref)), (kind, ref)
