@@ -351,6 +351,30 @@ def test_a_new_tf_function_every_call_is_model_rebuilt_and_tracing_says_why() ->
     assert tracing.fix.startswith("The `tf.function` is made anew on every call")
 
 
+def test_a_new_optimizer_every_call_says_how_to_change_the_learning_rate() -> None:
+    # A custom loop makes Adam(lr) and a tf.function step per epoch to change the rate.
+    optimizer = Node(KERAS + "optimizers/base_optimizer.py", "BaseOptimizer.__init__", 0.01, N)
+    tracer = Node(TRACER, "_create_concrete_function", 0.4 * N, N)
+    function = Node(
+        TF + "eager/polymorphic_function/polymorphic_function.py",
+        "Function.__call__",
+        0.0,
+        N,
+        [tracer, _graph(0.6 * N)],
+    )
+    loop = Node(USER, "run", 0.0, N, [optimizer, function])
+    traces = tuple(trace(c, (X,), function_id=100 + c) for c in range(N + 1))
+    report = make_report([loop], N, cold=[], method="run", target="train.run", traces=traces)
+    lead = _lead(report, "model-rebuilt-per-call")
+    assert lead.evidence[0].endswith(
+        "an optimizer is constructed 1× per iteration "
+        "(`base_optimizer.py:BaseOptimizer.__init__`), and the step is made again for it"
+    )
+    assert lead.fix.startswith("A new optimizer is made on every call")
+    assert "`optimizer.learning_rate = new_lr`" in lead.fix
+    assert "LearningRateSchedule" in lead.fix
+
+
 def test_a_function_retraced_for_new_values_is_not_rebuilt() -> None:
     report = _retraced(_each_call(lambda c: (X, ("i", f"Literal[{c}]"))))
     assert "model-rebuilt-per-call" not in _ids(report)

@@ -251,6 +251,14 @@ _MODEL_BUILDERS = (
     ("tf_keras/src/engine/training.py", "Model.compile"),
 )
 
+#: Optimizer constructors: a new optimizer per call is how a learning rate gets changed
+#: between epochs of a custom loop, and the step's tf.function has to be made anew with it.
+_OPTIMIZER_BUILDERS = (
+    ("keras/src/optimizers/base_optimizer.py", "BaseOptimizer.__init__"),
+    ("tf_keras/src/optimizers/optimizer.py", "_BaseOptimizer.__init__"),
+    ("tf_keras/src/optimizers/legacy/optimizer_v2.py", "OptimizerV2.__init__"),
+)
+
 
 def model_rebuilt_per_call(ctx: Context) -> Detection | None:
     """A new model, or a new ``tf.function`` object, on every call: everything built for
@@ -294,13 +302,33 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
             f"{report.timing.iterations} steady calls: a new `tf.function` object each time; "
             f"tracing is {pct(tracing_share)} of steady-state time"
         )
-        candidates.append((tracing_share, line, "function"))
+        variant = "function"
+        optimizer = _new_optimizer(ctx)
+        if optimizer is not None:
+            variant, line = "new-optimizer", f"{line}; {optimizer}"
+        candidates.append((tracing_share, line, variant))
     if not candidates:
         return None
     impact, line, variant = max(candidates)
     if impact < ctx.threshold("min_share"):
         return None
     return Detection(impact, (line,), variant=variant)
+
+
+def _new_optimizer(ctx: Context) -> str | None:
+    """The evidence line when an optimizer is constructed on (most) calls: the new
+    ``tf.function`` comes with it (a step cannot create a new optimizer's variables after
+    its first trace), which is how a learning rate gets changed per epoch."""
+    for path, name in _OPTIMIZER_BUILDERS:
+        for i, fn in functions(ctx.record, path, name):
+            if ctx.analysis.steady_calls_per_iteration(i) >= ctx.threshold(
+                "min_calls_per_iteration"
+            ):
+                return (
+                    f"an optimizer is constructed {times(ctx.analysis, i)} per iteration "
+                    f"(`{fn.short_name}`), and the step is made again for it"
+                )
+    return None
 
 
 def _tracing_share(report: RunRecord, analysis: Analysis) -> float:

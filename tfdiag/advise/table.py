@@ -128,6 +128,15 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`model.optimizer.learning_rate.assign(new_lr)`, or compile once with a "
             "`keras.optimizers.schedules.LearningRateSchedule` as the learning rate, or pass "
             "`keras.callbacks.LearningRateScheduler(fn)` to `fit`.",
+            "new-optimizer": "A new optimizer is made on every call, and with it a new "
+            "`tf.function` step (a traced step cannot create a new optimizer's variables), so "
+            "the step is traced again and the optimizer's state starts from zero. Make the "
+            "optimizer and the `tf.function` step once, outside the loop, and change the "
+            "learning rate on that optimizer: `optimizer.learning_rate = new_lr` before the "
+            "epoch (it assigns the optimizer's variable, which the traced step reads), or "
+            "give it a schedule once: `keras.optimizers.Adam(keras.optimizers.schedules."
+            "ExponentialDecay(1e-3, decay_steps=steps_per_epoch, decay_rate=0.9))` "
+            "(any `keras.optimizers.schedules.LearningRateSchedule`).",
             "function": "A new `tf.function` is made on every call (defined inside the function "
             "you call), so it is traced again each time: define the `tf.function` once, outside "
             "the loop, and call that object.",
@@ -137,7 +146,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
         when="a Keras model constructor, `load_model`, `clone_model` or `compile` runs ≥ "
         "`min_calls_per_iteration` per iteration, or the same user function is traced again "
-        "with the same argument types on most calls; its time is ≥ `min_share`",
+        "with the same argument types on most calls; its time is ≥ `min_share`; an "
+        "optimizer constructed as often names the learning-rate fix",
     ),
     FindingSpec(
         "per-iteration-tracing",
