@@ -185,6 +185,7 @@ def _tiny_steps(
     work: float = 0.2,
     step_s: float = 0.001,
     kwargs: tuple[tuple[str, str], ...] = (),
+    facts: tuple[tuple[str, str], ...] = (),
     tf_profile: TfProfile | None = None,
 ) -> Report:
     """One Keras call of ``steps`` steps of ``step_s`` each, of which ``work`` is the ops
@@ -199,7 +200,9 @@ def _tiny_steps(
         hooks.append(Node(CALLBACK_LIST, "CallbackList.on_epoch_begin", 1e-6, N))
     rest = (0.5 * (1 - work) - 0.01) * total
     root = Node(TRAINER, f"TensorFlowTrainer.{method}", rest, N, [step, *hooks])
-    return make_report([root], N, cold=[], method=method, kwargs=kwargs, tf_profile=tf_profile)
+    return make_report(
+        [root], N, cold=[], method=method, kwargs=kwargs, facts=facts, tf_profile=tf_profile
+    )
 
 
 def test_per_step_overhead_in_fit_names_steps_per_execution_and_the_batch_size() -> None:
@@ -218,6 +221,26 @@ def test_per_step_overhead_in_predict_names_a_larger_batch_size() -> None:
     assert lead.fix.startswith("Each of the 64 steps per call runs a tiny batch")
     assert "`batch_size` to `predict`" in lead.fix and "batch_size=1024" in lead.fix
     assert "steps_per_execution=32" not in lead.fix
+
+
+@pytest.mark.parametrize(
+    ("kind", "method", "fix"),
+    [
+        ("predict", "predict", "`predict` ignores `batch_size` for a dataset"),
+        ("test", "evaluate", "`evaluate` ignores `batch_size` for a dataset"),
+        ("train", "fit", "`fit` ignores `batch_size` for a dataset"),
+    ],
+)
+def test_per_step_overhead_on_a_dataset_says_to_batch_the_dataset(
+    kind: str, method: str, fix: str
+) -> None:
+    facts = (("x.kind", "tf.data.Dataset"), ("x.class", "_BatchDataset"))
+    lead = _lead(_tiny_steps(kind=kind, method=method, facts=facts), "per-step-overhead")
+    assert lead.evidence[-1] == (
+        "the input is a `tf.data.Dataset` (`_BatchDataset`): its batches are the dataset's own"
+    )
+    assert fix in lead.fix and "ds.unbatch().batch(" in lead.fix
+    assert "{" not in lead.fix
 
 
 def test_per_step_overhead_in_a_custom_loop_counts_graph_calls() -> None:
@@ -842,14 +865,18 @@ def test_input_bound_py_dataset_fix_fits_the_flavour_and_the_workers(
     flavour: str, workers: int, fix: str
 ) -> None:
     tf = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006)
+    kind = "Sequence" if flavour == "tf_keras" else "PyDataset"
     callback = PyCallback(
-        f"Frames.__getitem__ (a PyDataset, workers={workers}, use_multiprocessing=False)",
+        f"Frames.__getitem__ (a {kind}, workers={workers}, use_multiprocessing=False)",
         USER, 10, "pydataset", 4 * N, 0.5 * N,
     )  # fmt: skip
     report = _graph_step(tf, py_callbacks=(callback,))
     report = dataclasses.replace(report, call=dataclasses.replace(report.call, flavour=flavour))
     lead = _lead(report, "input-bound")
-    assert f"(workers={workers}, use_multiprocessing=False)" in " ".join(lead.evidence)
+    assert (
+        f"the input is a Keras {kind} (workers={workers}, use_multiprocessing=False)"
+        in " ".join(lead.evidence)
+    )
     assert fix in lead.fix
 
 

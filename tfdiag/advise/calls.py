@@ -226,7 +226,16 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if batch is not None:
         evidence.append(f"batch size {batch}")
     variant = "keras-" + steps.kind if steps is not None else None  # None: the call kind's
-    if variant == "keras-train" and batch is None:
+    dataset = report.call.fact("x.kind") == "tf.data.Dataset"
+    if dataset and variant is not None:
+        # A dataset's batches are its own (Keras ignores `batch_size` for one): the fix is
+        # where the dataset is batched.
+        evidence.append(
+            f"the input is a `tf.data.Dataset` (`{report.call.fact('x.class')}`): its "
+            "batches are the dataset's own"
+        )
+        variant += "-dataset"
+    elif variant == "keras-train" and batch is None:
         variant = "keras-train-unknown-batch"  # a text that needs no batch size
     values = {"steps": f"{count:.0f}", "batch_size": batch or ""}
     return Detection(overhead, tuple(evidence), variant=variant, values=values)

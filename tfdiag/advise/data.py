@@ -161,10 +161,11 @@ def _py_dataset(record: RunRecord, analysis: Analysis) -> tuple[str, str] | None
     flavour = "sequence" if record.call.flavour == "tf_keras" else "pydataset"
     for cb in record.py_callbacks:
         if cb.kind == "pydataset":
-            settings = cb.function.partition("(a PyDataset, ")[2].rstrip(")")
+            kind = "Sequence" if "(a Sequence, " in cb.function else "PyDataset"
+            settings = cb.function.partition(f"(a {kind}, ")[2].rstrip(")")
             workers = settings.partition("workers=")[2].partition(",")[0]
             return _workers_variant(flavour, workers), (
-                f"the input is a Keras PyDataset ({settings}), read through tf.data"
+                f"the input is a Keras {kind} ({settings}), read through tf.data"
             )
     for key, value in record.call.facts:
         if key.endswith(".kind") and value == "PyDataset":

@@ -99,6 +99,21 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "Python cost (a graph call, callbacks, logs) that dwarfs its batch. Run many steps "
             "per graph call with `model.compile(..., steps_per_execution=32)`, and use larger "
             "batches where training allows (`batch_size=` in `fit`, or `ds.batch(...)`).",
+            "keras-train-dataset": "Each of the {steps} steps per epoch pays a fixed Python "
+            "cost (a graph call, callbacks, logs) that dwarfs its batch, and the batches are "
+            "your dataset's (`fit` ignores `batch_size` for a dataset): batch it larger where "
+            "you build it, where training allows (`ds = ds.unbatch().batch(256)`, or "
+            "`.batch(256)` in place of the small batch), and run many steps per graph call "
+            "with `model.compile(..., steps_per_execution=32)`.",
+            "keras-predict-dataset": "Each of the {steps} steps per call runs a tiny batch, "
+            "and the batches are your dataset's (`predict` ignores `batch_size` for a "
+            "dataset): batch it larger where you build it (`ds = ds.unbatch().batch(1024)`, "
+            "or `.batch(1024)` in place of the small batch; the outputs are the same rows), "
+            "or `model.compile(..., steps_per_execution=...)`.",
+            "keras-test-dataset": "Each of the {steps} steps per call runs a tiny batch, and "
+            "the batches are your dataset's (`evaluate` ignores `batch_size` for a dataset): "
+            "batch it larger where you build it (`ds = ds.unbatch().batch(1024)`), or "
+            "`model.compile(..., steps_per_execution=...)`.",
             "keras-predict": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
             "`batch_size` to `predict` (e.g. `batch_size=1024`; the outputs do not change), or "
             "`model.compile(..., steps_per_execution=...)`.",
