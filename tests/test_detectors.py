@@ -913,6 +913,52 @@ def test_a_loop_reading_one_element_at_a_time_gets_the_batch_fix(
     assert lead.fix.startswith("Your loop reads the dataset one element at a time") is per_element
 
 
+def test_input_bound_names_a_window_flat_map_pipeline_and_frames_the_series() -> None:
+    nested = tuple(
+        InputStage(f"Iterator::Root::Prefetch::MapAndBatch::FlatMap[{i}]::BatchV2", 3, 1e-3, 1e-3)
+        for i in (7, 8, 9)
+    )
+    stages = (
+        *_stages("MapAndBatch"),
+        InputStage("Iterator::Root::Prefetch::MapAndBatch::FlatMap", 3, 0.01, 0.008),
+        InputStage("Iterator::Root::Prefetch::MapAndBatch::FlatMap::Window", 3, 0.002, 0.001),
+        *nested,
+    )
+    tf = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006, input_stages=stages)
+    lead = _lead(_graph_step(tf), "input-bound")
+    assert lead.evidence[2] == (
+        "`window().flat_map()` makes a nested dataset per window: a `Window` stage under "
+        "`FlatMap`, and per-window `FlatMap[i]` iterators (3 kept in the trace's stages)"
+    )
+    assert lead.fix.startswith("`Dataset.window(n, shift=…)` then `flat_map(")
+    assert "tf.signal.frame(series, n, frame_step=shift)" in lead.fix
+    # A flat_map without window() is not this pipeline.
+    plain = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006, input_stages=stages[:4])
+    assert not _lead(_graph_step(plain), "input-bound").fix.startswith("`Dataset.window(")
+
+
+@pytest.mark.parametrize(("input_op_s", "found"), [(0.19, True), (0.04, False)])
+def test_input_bound_on_a_host_counts_a_pipeline_that_shares_the_cores(
+    input_op_s: float, found: bool
+) -> None:
+    # No step time measured (no wait), but tf.data's ops take 1.9x the step's wall time on
+    # the two cores the model's ops run on: caching the pipeline is what speeds it up.
+    tf = tf_record(wall_s=0.1, op_s=0.3, input_op_s=input_op_s, input_wait_s=0.0)
+    report = _graph_step(tf)
+    if not found:  # 0.4x the wall time: not the bottleneck
+        assert "input-bound" not in _ids(report)
+        return
+    lead = _lead(report, "input-bound")
+    assert lead.impact == pytest.approx(0.19 / 0.3, abs=0.01)
+    assert lead.evidence[0] == (
+        "TF profiler: tf.data's ops take 190.0 ms per iteration of 100.0 ms, on the same CPU "
+        "cores as the model's ops (63 % of all op time): the step waits for its input 0 %, "
+        "but shares the cores with it"
+    )
+    assert lead.fix.startswith("The pipeline's own work runs on the same CPU cores")
+    assert "`ds = ds.cache()`" in lead.fix
+
+
 def test_input_bound_near_misses() -> None:
     small_wait = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.0009)
     assert "input-bound" not in _ids(_graph_step(small_wait))

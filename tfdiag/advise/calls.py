@@ -14,6 +14,7 @@ from tfdiag.advise.evidence import (
     keras_steps,
     pct,
     per_iteration,
+    rebuilt_between_calls,
     steady_share,
     step_hooks_per_iteration,
     tf_figures,
@@ -283,8 +284,19 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
                 if best is None or share > best[0]:
                     best = (share, i)
     fresh = new_functions_per_call(report)
-    tracing_share = _tracing_share(report, analysis) if fresh or best is not None else 0.0
+    rebuilt = rebuilt_between_calls(report)
+    tracing_share = (
+        _tracing_share(report, analysis) if fresh or rebuilt or best is not None else 0.0
+    )
     candidates = []
+    if rebuilt is not None:
+        # `tfdiag run` saw it at each call's entry: the builder ran between the calls,
+        # outside them; what it costs inside them is the step traced again.
+        line = (
+            f"{rebuilt.line}: each call traces its step again; tracing is "
+            f"{pct(tracing_share)} of steady-state time"
+        )
+        candidates.append((tracing_share, line, rebuilt.kind))
     if best is not None:
         fn = report.profile.functions[best[1]]
         line = (

@@ -190,6 +190,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`compile()` run on every call: compile once, outside the loop, and change a "
             "hyper-parameter on the compiled model "
             "(`model.optimizer.learning_rate.assign(new_lr)`).",
+            "new-model": "The traces are the step functions of a model made anew before "
+            "every call: the fix for `model-rebuilt-per-call` removes them.",
+            "new-model-alone": "The traces are the step functions of a model made anew "
+            "before every call (a new model has none traced): build it once, outside the "
+            "loop, and copy weights into it with `set_weights`.",
             "via-data": "The traces are the tf.data functions of the pipeline built on every "
             "call: the fix for `per-call-input-pipeline` removes them too.",
             "via-data-alone": "The traces are the tf.data functions of an input pipeline built "
@@ -289,6 +294,20 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "keep up: pass `use_multiprocessing=True` to `fit()` for CPU-heavy Python (threads "
             "share the GIL), or make `__getitem__` cheaper (vectorise it, read pre-decoded or "
             "cached data).",
+            "cpu-shared": "The pipeline's own work runs on the same CPU cores as the model's "
+            "ops, every epoch, so each step shares the cores with it: do the work once, where "
+            "it gives the same result every epoch: `ds = ds.cache()` after those steps "
+            "(windows from `timeseries_dataset_from_array`, decoding, resizing; before random "
+            "augmentation and `shuffle`), for the validation data too; or make it cheaper "
+            "(`batch()` before a vectorized `map`). More `num_parallel_calls` does not help "
+            "when the cores are already busy.",
+            "window": "`Dataset.window(n, shift=…)` then `flat_map(lambda w: w.batch(n))` "
+            "builds and runs a nested dataset for every window, element by element: frame the "
+            "series once instead, `frames = tf.signal.frame(series, n, frame_step=shift)` "
+            "(one tensor of all windows), and slice the frames: "
+            "`tf.data.Dataset.from_tensor_slices((frames[:, :-1], frames[:, -1:]))"
+            ".batch(128).prefetch(tf.data.AUTOTUNE)` (your batch size in place of 128). "
+            "`num_parallel_calls` and `prefetch` do not remove the per-window datasets.",
             "map-before-batch": "The `map` function runs once per element, before `batch`: "
             "where it can take a whole batch, batch first and map a vectorized function "
             "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
@@ -308,9 +327,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "expensive steps that give the same result every epoch (decoding, resizing), and "
             "`batch()` before a vectorized `map` rather than mapping element by element.",
         },
-        thresholds={"min_share": 0.10, "min_elements_per_call": 100},
+        thresholds={"min_share": 0.10, "min_elements_per_call": 100, "min_pipeline_work": 0.5},
         when="with the TF profiler: XProf's input time (the step waiting for its next batch) "
-        "is ≥ `min_share` of the step; without it: reading the next batch, or the user's "
+        "is ≥ `min_share` of the step, or, with no device, tf.data's ops take ≥ "
+        "`min_pipeline_work` × the step's wall time on the cores the model needs; without it: "
+        "reading the next batch, or the user's "
         "data code run by Keras, takes ≥ `min_share` of steady state. A user's loop that calls "
         "the iterator's `next()` ≥ `min_elements_per_call` times per call reads element by "
         "element (the per-element fix)",
