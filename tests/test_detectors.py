@@ -324,6 +324,42 @@ def test_compile_every_call_counts_the_retracing_it_causes() -> None:
 
 
 @pytest.mark.parametrize(
+    ("new", "recompiled", "lead_fix", "tracing_fix"),
+    [
+        (0, 11, "`compile()` runs on every call", "The traces are Keras' step functions"),
+        (11, 0, "A model is built, loaded or compiled on every call", "The traces are the step"),
+        (1, 0, None, None),
+    ],
+    ids=["recompiled", "new-model", "one-new-model"],
+)
+def test_a_model_rebuilt_between_run_calls_is_model_rebuilt_per_call(
+    new: int, recompiled: int, lead_fix: str | None, tracing_fix: str | None
+) -> None:
+    # `tfdiag run` saw the site's model re-compiled (or new) at the entry of its later
+    # calls: compile()/clone_model ran between them, outside the site; each call traces.
+    tracer = Node(TRACER, "_create_concrete_function", 0.6 * N, N)
+    root = Node(TRAINER, "TensorFlowTrainer.fit", 0.0, N, [tracer, _graph(0.4 * N)])
+    facts = (
+        ("calls.later", "11"),
+        ("calls.new_model", str(new)),
+        ("calls.recompiled", str(recompiled)),
+    )
+    report = make_report([root], N, cold=[], method="fit", facts=facts)
+    if lead_fix is None:  # 1 of 11: not rebuilt per call
+        assert "model-rebuilt-per-call" not in _ids(report)
+        return
+    lead = _lead(report, "model-rebuilt-per-call")
+    assert lead.impact == pytest.approx(0.6, abs=0.02)
+    what = "a different model object" if new else "the same model, re-compiled"
+    assert lead.evidence[0].startswith(f"11 of this site's 11 later calls were on {what}")
+    assert lead.fix.startswith(lead_fix)
+    assert ("learning_rate.assign" in lead.fix) == bool(recompiled)
+    assert ("set_weights" in lead.fix) == bool(new)
+    assert _ids(report)[:2] == ["model-rebuilt-per-call", "per-iteration-tracing"]
+    assert tracing_fix is not None and report.findings[1].fix.startswith(tracing_fix)
+
+
+@pytest.mark.parametrize(
     ("share", "calls"), [(0.09, N), (0.3, 2)], ids=["share-9%", "built-twice-in-5-calls"]
 )
 def test_model_rebuilt_near_misses(share: float, calls: int) -> None:
