@@ -1,5 +1,5 @@
 """One program for two cases (``clone-snapshot-per-round``, ``…-run``): a Keras 3 training
-loop that, after each round of `train_on_batch` steps, scores the validation set on a
+loop that, before each round of `train_on_batch` steps, scores the validation set on a
 frozen copy of the model made with `keras.models.clone_model` + `set_weights`. Run as a
 script it trains ``ROUNDS`` rounds
 (``python -m tfdiag run corpus/cases/_clone_snapshot_program.py``).
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-ROUNDS = 60
+ROUNDS = 150
 STEPS, BATCH, FEATURES, CLASSES, VAL = 4, 64, 24, 6, 512
 
 
@@ -59,17 +59,17 @@ def _score(s, frozen):
 def slow(s):
     import keras
 
-    _train(s)
     frozen = keras.models.clone_model(s.model)  # a new model every round
     frozen.set_weights(s.model.get_weights())
-    _score(s, frozen)
+    _score(s, frozen)  # the score before the round's training
+    _train(s)
 
 
 def fast(s):
     # The fix: one snapshot model, its weights copied in each round.
-    _train(s)
     s.snapshot.set_weights(s.model.get_weights())
     _score(s, s.snapshot)
+    _train(s)
 
 
 if __name__ == "__main__":
