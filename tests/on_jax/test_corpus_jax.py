@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.jax, pytest.mark.corpus]
 CASES = load_cases(backend="jax")
 
 #: The JAX cases ``make test`` runs (none may be a known miss): grown as tfdiag learns JAX.
-CORE: frozenset[str] = frozenset({"jax-pydataset-no-workers"})
+CORE: frozenset[str] = frozenset({"jax-pydataset-no-workers", "jax-heavy-user-callback"})
 
 
 def _clear_keras() -> None:
