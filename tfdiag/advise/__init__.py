@@ -191,11 +191,13 @@ def advise(
     steady = sum(1 for f in found if f.spec.tier == "steady")
     for n, f in enumerate(found):
         alone = steady == (1 if f.spec.tier == "steady" else 0)
-        fix = f.spec.fix_for(f.detection, effective_kind(f.ctx), leads=n == 0, alone=alone)
+        fix = f.spec.fix_for(
+            f.detection, effective_kind(f.ctx), leads=n == 0, alone=alone, backend=f.ctx.backend
+        )
         out.append(
             Finding(
                 f.spec.id,
-                f.spec.title,
+                f.spec.title_for(f.ctx.backend),
                 f.severity,
                 f.impact,
                 f.detection.evidence,

@@ -61,6 +61,7 @@ def tf_figures(record: RunRecord) -> OpFigures | None:
 
 KERAS_ENTRY_FILES = (
     "keras/src/backend/tensorflow/trainer.py",
+    "keras/src/backend/jax/trainer.py",
     "keras/src/trainers/trainer.py",
     "tf_keras/src/engine/training.py",
     "*/python/keras/engine/training*.py",

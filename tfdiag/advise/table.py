@@ -11,8 +11,11 @@ steady-state finding follows it, ``first`` when it leads ahead of some.
 
 from __future__ import annotations
 
-from tfdiag.advise import calls, data, graphs, timeline, work, xla
-from tfdiag.advise.finding import Context, FindingSpec
+from dataclasses import replace
+
+from tfdiag.advise import calls, data, graphs, jit, keras_jax, timeline, work, xla
+from tfdiag.advise.finding import Context, FindingSpec, first_of
+from tfdiag.advise.fixes_jax import jax_titles, with_jax_fixes
 
 MEASURE_ON_YOUR_MODEL = (
     " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
@@ -36,7 +39,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-call-input-pipeline",
         "A data adapter / tf.data pipeline is built on every call",
-        calls.per_call_input_pipeline,
+        first_of(keras_jax.per_call_overhead, calls.per_call_input_pipeline),
         fixes={
             "predict": "`model.predict` builds a data pipeline, callbacks and output buffers on "
             "every call. For in-memory batches call `model.predict_on_batch(x)` or "
@@ -60,12 +63,18 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "call, and iterate over it; for single in-memory batches call the model directly."
             + MEASURE_ON_YOUR_MODEL,
         },
-        thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
+        thresholds={
+            "min_share": 0.10,
+            "min_calls_per_iteration": 0.5,
+            "min_jax_share": 0.3,
+            "max_steps_per_call": 8,
+        },
         when="an input-pipeline function that *builds* a pipeline (an adapter, a dataset, an "
         "iterator: `PIPELINE_BUILDERS` in the catalog) runs ≥ `min_calls_per_iteration` per "
         "steady iteration, not once per epoch, and its cumulative time is ≥ `min_share` of "
         "steady state; reading the next batch from a pipeline (as inside one `fit`) does not "
-        "count",
+        "count. On JAX: a Keras `predict`/`fit`/`evaluate` of ≤ `max_steps_per_call` steps "
+        "per call whose time outside its jitted step is ≥ `min_jax_share` of steady state",
     ),
     FindingSpec(
         "per-epoch-overhead",
@@ -142,7 +151,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-iteration-tracing",
         "Graphs are traced on every iteration",
-        graphs.per_iteration_tracing,
+        first_of(graphs.per_iteration_tracing, jit.per_iteration_compiles),
         fixes={
             "python-value": "Pass the changing value as a tensor (`tf.constant(i)`): a Python "
             "number is part of a graph's signature, so each new one is a new graph; a tensor is an "
@@ -489,4 +498,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "least load",
         tier="timing",
     ),
+)
+
+#: Each row with its fix texts on JAX beside the TensorFlow ones (advise/fixes_jax.py).
+FINDINGS = tuple(
+    replace(s, fixes=with_jax_fixes(dict(s.fixes), s.id), titles=jax_titles(s.id)) for s in FINDINGS
 )

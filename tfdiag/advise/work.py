@@ -15,6 +15,7 @@ from tfdiag.advise.evidence import (
 from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
+from tfdiag.records.catalog.jax import CALLBACK_POOL
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
 from tfdiag.records.traces import TraceEvent
@@ -41,7 +42,10 @@ def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
                 else 1.0
             )
             total += fns[i].cum_s * min(share, 1.0)
-    return total
+    for name in CALLBACK_POOL:  # Keras' thread pool for callbacks: dispatch, not callbacks
+        for i, _ in functions(record, _HOOK_FILES[0], name):
+            total -= fns[i].cum_s
+    return max(total, 0.0)
 
 
 def callback_overhead(ctx: Context) -> Detection | None:

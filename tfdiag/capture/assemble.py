@@ -12,6 +12,7 @@ from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
 from tfdiag.records.distributed import Distribution
+from tfdiag.records.jit import JitCompile
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
@@ -49,6 +50,7 @@ def build_report(
     probes: Probes | None = None,
     traces: tuple[TraceEvent, ...] = (),
     py_callbacks: tuple[PyCallback, ...] = (),
+    jit_compiles: tuple[JitCompile, ...] = (),
     distribution: Distribution | None = None,
     machine: MachineLoad | None = None,
 ) -> Report:
@@ -70,6 +72,7 @@ def build_report(
         probes=probes,
         traces=traces,
         py_callbacks=py_callbacks,
+        jit_compiles=jit_compiles,
         distribution=distribution,
         machine=machine,
         native_log=NativeLog(lines, len(lines) + more),

@@ -19,6 +19,7 @@ from tfdiag.records.report import RunRecord, Timing
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
+from tfdiag.render.flavour import flavour_label
 from tfdiag.render.names import NamedRows
 from tfdiag.render.probes_console import render_probes
 from tfdiag.render.safe import labelled
@@ -26,7 +27,6 @@ from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
 
 #: Culprit rows shown in the seeds' view.
 TOP_CULPRITS = 12
-_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
 
 
 def _header(report: RunRecord) -> Panel:
@@ -34,7 +34,7 @@ def _header(report: RunRecord) -> Panel:
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
     lines = [labelled("called", f"{call.label}({', '.join(args)})")]
     versions = env.stack()
-    flavour = _FLAVOURS.get(call.flavour, call.flavour)
+    flavour = flavour_label(call, env)
     if versions or env.python:
         extra = [f"Python {env.python}"] if env.python else []
         lines.append(labelled("stack", " · ".join(versions + extra + env.machine())))

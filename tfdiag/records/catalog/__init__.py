@@ -6,7 +6,8 @@ a category and a one-line *why*. The first matching rule wins; user rules go fir
 What to do about a category's time is the findings' business
 (:mod:`tfdiag.advise.table`), so fix text lives in one place. The built-in rules are
 :mod:`~tfdiag.records.catalog.culprits` (TF 2.21 / Keras 3 / tf_keras) and
-:mod:`~tfdiag.records.catalog.legacy` (TF 2.0–2.3).
+:mod:`~tfdiag.records.catalog.legacy` (TF 2.0–2.3), after :mod:`~tfdiag.records.catalog.jax`
+(JAX and Keras 3 on JAX).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tfdiag.records.catalog.culprits import PIPELINE_BUILDERS, RULES
+from tfdiag.records.catalog.jax import JAX_RULES
 from tfdiag.records.catalog.legacy import LEGACY_RULES
 from tfdiag.records.catalog.rule import Catalog, Category, Rule, load_rules, read_json_list
 
@@ -36,4 +38,4 @@ TRACERS = ("_create_concrete_function", "func_graph_from_py_func", "_create_grap
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
     """The built-in catalog (one shared instance, so its match cache is shared too)."""
-    return Catalog(RULES + LEGACY_RULES)
+    return Catalog(JAX_RULES + RULES + LEGACY_RULES)

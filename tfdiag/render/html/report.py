@@ -14,13 +14,12 @@ from tfdiag.records.verification import Verification, verification_view
 from tfdiag.records.version import __version__
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.console import report_tables
+from tfdiag.render.flavour import flavour_label
 from tfdiag.render.html.flame import profile_tree, sampled_tree
 from tfdiag.render.html.page import e, flame_section, page
 from tfdiag.render.html.rich_html import to_html
 from tfdiag.render.html.svg import timeline_svg
 from tfdiag.render.probes_console import render_probes
-
-_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
 
 
 def _header(report: RunRecord) -> str:
@@ -32,7 +31,7 @@ def _header(report: RunRecord) -> str:
     rows.append(
         ("machine", " · ".join([*env.machine(), *([env.platform] if env.platform else [])]))
     )
-    rows.append(("flavour", _FLAVOURS.get(call.flavour, call.flavour)))
+    rows.append(("flavour", flavour_label(call, report.environment)))
     rows.append(("profile", f"{t.profiled_calls} calls under cProfile, {t.iterations} iterations"))
     if t.iteration_s:
         rows.append(
