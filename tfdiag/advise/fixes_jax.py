@@ -88,12 +88,26 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "every step runs op by op in Python instead of one jitted XLA program. Compile "
         "without it (`model.compile(..., run_eagerly=False)`, the default), with the "
         "default `jit_compile=True`.",
+        "jit-off": "The model is compiled with `jit_compile=False`: on JAX every step then "
+        "runs op by op in Python. Compile with `jit_compile=True` (the default) and "
+        "`run_eagerly=False`.",
         "other": "The model's ops run one by one from Python, outside `jax.jit`: compile "
-        "with the default `jit_compile=True` and no `run_eagerly`, call "
+        "with the defaults, `run_eagerly=False` and `jit_compile=True`, call "
         "`predict_on_batch`/`train_on_batch`, or wrap your step in `jax.jit` once ("
         + _JIT_PREDICT
         + "). "
         + _EAGER_CALL,
+    },
+    "compute-bound": {
+        "alone": "The time is in the model's compiled XLA program (its run, and Python "
+        "waiting for its results), so Python-side changes won't help: make the work "
+        "cheaper (mixed precision, `keras.mixed_precision.set_global_policy('mixed_bfloat16')` "
+        "on hardware that has it; a smaller model or input) or run it on faster hardware.",
+        "first": "Most of the time is in the model's compiled XLA program: the Python-side "
+        "findings below remove only their share of it. Beyond them, make the work cheaper "
+        "(mixed precision, a smaller model or input) or run it on faster hardware.",
+        "other": "Most of what is left is the model's compiled XLA program: after the fixes "
+        "above, make it cheaper (mixed precision, a smaller model or input).",
     },
     "per-step-overhead": {
         "other": "Your jitted step is called {steps}× per call on tiny batches: batch more "

@@ -79,7 +79,8 @@ def per_iteration_compiles(ctx: Context) -> Detection | None:
     if cause == "static":
         evidence.append(
             f"{argument} is a static argument (`static_argnums`/`static_argnames`) whose "
-            f"value changes: {_sample([c.now for c in why])} — each new value compiles anew"
+            f"value changes: {_sample([c.now for c in why]) or 'a new one on each call'} — each "
+            "new value compiles anew"
         )
     elif cause in ("shape", "dtype", "weak-type"):
         what = {"shape": "shape", "dtype": "dtype", "weak-type": "kind"}[cause]

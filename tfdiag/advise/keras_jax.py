@@ -14,12 +14,42 @@ from __future__ import annotations
 
 from tfdiag.advise.evidence import functions, keras_call, keras_steps, pct
 from tfdiag.advise.finding import CallKind, Context, Detection
+from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
-from tfdiag.records.catalog.jax import CALLBACK_POOL
+from tfdiag.records.catalog.jax import CALLBACK_POOL, RESULT_WAITS
+from tfdiag.records.report import RunRecord
 
 _TRAINER = "keras/src/backend/jax/trainer.py"
 _STEP = "*_make_function.<locals>.iterator_step"
 _KINDS = (CallKind.PREDICT, CallKind.FIT, CallKind.EVALUATE)
+
+
+def compiled_s(record: RunRecord, analysis: Analysis) -> float:
+    """Steady seconds of the jitted program as Python sees it: the call of Keras' jitted step
+    (its own time: the compiled program is called from it) and the waits for its results
+    (JAX dispatches asynchronously, so the compute lands in the first wait on an output)."""
+    fns = analysis.steady.functions
+    step = sum(fns[i].self_s for i, _ in functions(record, _TRAINER, _STEP))
+    waits = sum(
+        fns[i].cum_s for path, name in RESULT_WAITS for i, _ in functions(record, path, name)
+    )
+    return step + waits
+
+
+def compute_bound(ctx: Context) -> Detection | None:
+    """On JAX (no TF profiler): the jitted program and the waits for its results take
+    ≥ ``min_share`` of the steady state."""
+    if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
+        return None
+    share = min(ctx.analysis.of_steady(compiled_s(ctx.record, ctx.analysis)), 1.0)
+    if share < ctx.threshold("min_share"):
+        return None
+    evidence = (
+        f"the jitted XLA program takes {pct(share)} of steady-state time: its call from Keras' "
+        "step and Python's waits for its results (JAX runs it asynchronously); Keras' own "
+        f"Python around it {pct(1 - share)}",
+    )
+    return Detection(share, evidence, values={"jit": "`jit_compile=True` (the default)"})
 
 
 def per_call_overhead(ctx: Context) -> Detection | None:
@@ -37,20 +67,25 @@ def per_call_overhead(ctx: Context) -> Detection | None:
         return None  # many steps per call: the set-up is paid once for them
     fns = analysis.steady.functions
     entry_s = sum(fns[i].cum_s for i, _ in functions(record, _TRAINER, f"JAXTrainer.{call.method}"))
-    step_s = max((fns[i].cum_s for i, _ in functions(record, _TRAINER, _STEP)), default=0.0)
     if entry_s <= 0:
         return None
-    impact = min(analysis.of_steady(max(entry_s - step_s, 0.0)), 1.0)
+    step_s = compiled_s(record, analysis)
+    # the whole step (its next batch, its Python when it runs eagerly) is not set-up
+    inside_s = step_s + sum(
+        fns[i].cum_s - fns[i].self_s for i, _ in functions(record, _TRAINER, _STEP)
+    )
+    impact = min(analysis.of_steady(max(entry_s - inside_s, 0.0)), 1.0)
     if impact < ctx.threshold("min_jax_share"):
         return None
     pool_s = sum(
         fns[i].cum_s
-        for name in CALLBACK_POOL
+        for name in CALLBACK_POOL[:3]
         for i, _ in functions(record, "keras/src/callbacks/callback_list.py", name)
     )
     evidence = [
         f"`{call.method}` on JAX: {pct(impact)} of steady-state time is Keras' set-up around "
-        f"its jitted step, which takes {pct(analysis.of_steady(step_s))}",
+        f"its jitted step, which takes {pct(analysis.of_steady(step_s))} (its run and the "
+        "wait for its results)",
         f"per call: a data adapter and epoch iterator "
         f"({pct(analysis.steady_share(Category.INPUT_PIPELINE))} non-overlapping), the "
         f"callbacks' thread pool started and joined ({pct(analysis.of_steady(pool_s))}), "
@@ -63,3 +98,47 @@ def per_call_overhead(ctx: Context) -> Detection | None:
     if steps is not None:
         evidence.append(f"{per_call:.3g} step(s) per `{call.method}` call")
     return Detection(impact, tuple(evidence), values={"method": call.method})
+
+
+_STEPS = ("JAXTrainer.train_step", "JAXTrainer.test_step", "JAXTrainer.predict_step")
+_DISPATCH = ("jax/_src/dispatch.py", "apply_primitive")
+
+
+def eager_step(ctx: Context) -> Detection | None:
+    """Keras' step run as Python on JAX, op by op (``run_eagerly=True`` or
+    ``jit_compile=False``): its step body runs on the steady calls, where a jitted step
+    is only traced once, on the first. The removable share is the step's time less its ops'
+    own work (their compiled primitives' time, less ``dispatch_s`` each)."""
+    if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
+        return None
+    record, analysis = ctx.record, ctx.analysis
+    fns = analysis.steady.functions
+    steps = [(i, fns[i]) for name in _STEPS for i, _ in functions(record, _TRAINER, name)]
+    steps = [(i, f) for i, f in steps if analysis.steady_calls_per_iteration(i) >= 0.5]
+    if not steps:
+        return None
+    step_s = sum(f.cum_s for _, f in steps)
+    prims = list(functions(record, *_DISPATCH))
+    ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
+    if ops < ctx.threshold("min_ops_per_iteration"):
+        return None
+    calls = sum(fns[i].primitive_calls for i, _ in prims)
+    kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
+    removable = min(analysis.of_steady(max(step_s - kernel_s, 0.0)), 1.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    per_step = sum(analysis.steady_calls_per_iteration(i) for i, _ in steps)
+    evidence = [
+        f"Keras' step (`{steps[0][1].short_name}`) runs as Python {per_step:.3g}× per "
+        f"iteration, {ops:.0f} JAX ops dispatched one at a time: a jitted step runs Python "
+        "only once, when it is traced",
+        f"the ops' own time is {pct(analysis.of_steady(kernel_s))} of steady-state time; the "
+        f"Python around them (layers, autodiff, the optimizer), {pct(removable)}, is what "
+        "jax.jit removes",
+    ]
+    facts = record.call.fact("run_eagerly"), record.call.fact("jit_compile")
+    variant = "run-eagerly" if facts[0] == "True" else "jit-off" if facts[1] == "False" else None
+    if variant is not None:
+        setting = "run_eagerly=True" if variant == "run-eagerly" else "jit_compile=False"
+        evidence.insert(0, f"the model is compiled with `{setting}`")
+    return Detection(removable, tuple(evidence), variant=variant)

@@ -191,7 +191,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "eager-execution",
         "Ops run eagerly, one Python dispatch each",
-        graphs.eager_execution,
+        first_of(graphs.eager_execution, keras_jax.eager_step),
         fixes={
             "run-eagerly": "The model is compiled with `run_eagerly=True`, a debugging setting: "
             "compile it without it (`model.compile(..., run_eagerly=False)`, the default) so "
@@ -359,7 +359,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "compute-bound",
         "Compute-bound: the time is in the model's own ops",
-        work.compute_bound,
+        first_of(work.compute_bound, keras_jax.compute_bound),
         fixes={
             "alone": "The time is in the model's own TensorFlow ops (measured with the TF "
             "profiler), so Python-side changes won't help: make the work cheaper "
@@ -377,8 +377,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
         "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
-        "input less than `max_input_wait`; it says Python-side changes won't help only when no "
-        "steady-state finding is reported beside it",
+        "input less than `max_input_wait`; on JAX (no TF profiler), Keras' jitted step and "
+        "Python's waits for its results cover ≥ `min_share` of steady state; it says "
+        "Python-side changes won't help only when no steady-state finding is reported beside "
+        "it",
     ),
     FindingSpec(
         "build-dominated",

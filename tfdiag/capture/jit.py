@@ -32,10 +32,8 @@ EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
 
 _MISS = "TRACING CACHE MISS"
 _DEFINED = re.compile(r"^\s*(?:for )?(\S+)(?: id=\d+)? defined at (.+?):(\d+)\s*$", re.M)
-_STATIC = re.compile(
-    r"\* at input path (\S+), now .*?Static\(val=(.*?)\) and before .*?Static\(val=(.*?)\), so"
-)
 _TREE = re.compile(r"\* at input path (\S+), now (.*?) and before (.*?), so")
+_STATIC_VALUE = re.compile(r"Static\(val=(.*)\)")
 _TYPES = re.compile(r"\* at (.+?), now (\S+) and before (\S+)")
 _ARRAY = re.compile(r"^([a-z]+\d*)\[([^\]]*)\](\{weak_type=\w+\})?")
 _POSITION = re.compile(r"^\[0\]\[(\d+)\]$")
@@ -56,6 +54,15 @@ def _cut(value: str) -> str:
     return value if len(value) <= _MAX_VALUE else value[: _MAX_VALUE - 1] + "…"
 
 
+def _static_value(text: str) -> str:
+    """``1`` from ``<class '…Static'> with pytree metadata Static(val=1)``; a text that
+    holds no value (``pytree leaf``: an array before) is kept as it is."""
+    m = _STATIC_VALUE.search(text)
+    if m:
+        return m.group(1)
+    return "" if "Static" in text else text
+
+
 def explain(message: str) -> dict[str, Any] | None:
     """The fields of one "TRACING CACHE MISS" explanation (None: another message)."""
     if _MISS not in message:
@@ -65,14 +72,14 @@ def explain(message: str) -> dict[str, Any] | None:
         out.update(function=m.group(1), file=m.group(2), line=int(m.group(3)))
     if "never seen function" in message:
         out["cause"] = "first"  # a new function object: the detector tells a repeat
-    elif m := _STATIC.search(message):
-        out.update(cause="static", argument=_argument(m.group(1)))
-        out.update(now=_cut(m.group(2)), before=_cut(m.group(3)))
     elif "different input pytree" in message:
         out["cause"] = "structure"
-        if m := _TREE.search(message):
-            out.update(argument=_argument(m.group(1)), now=_cut(m.group(2)))
-            out["before"] = _cut(m.group(3))
+        trees = _TREE.findall(message)
+        static = [t for t in trees if "Static" in t[1]]  # a static argument (static_argnums)
+        for path, now, before in static or trees[:1]:
+            out.update(cause="static" if static else "structure", argument=_argument(path))
+            out.update(now=_cut(_static_value(now)), before=_cut(_static_value(before)))
+            break
     elif m := _TYPES.search(message):
         out.update(argument=m.group(1), now=_cut(m.group(2)), before=_cut(m.group(3)))
         now, before = _ARRAY.match(m.group(2)), _ARRAY.match(m.group(3))

@@ -18,7 +18,8 @@ GB = Category.GRAPH_BUILDING
 OX = Category.OP_EXECUTION
 OT = Category.OTHER
 
-#: ``CallbackList`` methods that run Keras' thread pool for batch-end callbacks: started
+#: ``CallbackList`` methods that run Keras' thread pool (the last one waits for it: see
+#: :data:`RESULT_WAITS`) for batch-end callbacks: started
 #: by each ``predict``/``fit``/``evaluate`` call, a thread per batch handed to it, joined at
 #: the end. Framework dispatch, not the user's callbacks (a callback that overrides a
 #: batch-end hook turns the pool off: Keras then calls it on the main thread).
@@ -27,6 +28,16 @@ CALLBACK_POOL = (
     "CallbackList._on_begin",
     "CallbackList._on_end",
     "CallbackList._flush_futures",
+)
+#: What Python waits in for the device's results: JAX runs a compiled program
+#: asynchronously, so its compute shows as the first wait on its output (Keras' callback
+#: pool converting the batch's outputs, an array read back to numpy).
+RESULT_WAITS = (
+    ("keras/src/callbacks/callback_list.py", "CallbackList._flush_futures"),
+    ("jax/_src/array.py", "ArrayImpl._value"),
+    ("jax/_src/array.py", "ArrayImpl.__array__"),
+    ("jax/_src/array.py", "ArrayImpl.block_until_ready"),
+    ("jax/_src/array.py", "ArrayImpl._single_device_array_to_np_array_did_copy"),
 )
 
 JAX_RULES: tuple[Rule, ...] = (
@@ -46,7 +57,18 @@ JAX_RULES: tuple[Rule, ...] = (
             "dispatch, not your callbacks",
             claims=True,
         )
-        for name in CALLBACK_POOL
+        for name in CALLBACK_POOL[:3]
+    ),
+    *(
+        Rule(
+            path,
+            name,
+            OX,
+            "Python waits here for the jitted program's results (JAX runs it "
+            "asynchronously): the model's compute, seen from Python",
+            claims=True,
+        )
+        for path, name in RESULT_WAITS
     ),
     # -- Keras' JAX trainer -----------------------------------------------------------
     Rule(
@@ -90,16 +112,7 @@ JAX_RULES: tuple[Rule, ...] = (
         "back, on every call",
     ),
     # -- JAX itself -----------------------------------------------------------------
-    Rule(
-        "jax/_src/pjit.py",
-        "*",
-        GB,
-        "jax.jit's slow path: a call that missed the compiled-function cache is traced, "
-        "lowered and compiled here",
-        claims=True,
-    ),
     Rule("jax/_src/interpreters/pxla.py", "*", GB, "JAX lowers and compiles to XLA"),
-    Rule("jax/_src/interpreters/partial_eval.py", "*", GB, "JAX traces Python to a jaxpr"),
     Rule("jax/_src/interpreters/mlir.py", "*", GB, "JAX lowers a jaxpr to MLIR"),
     Rule("jax/_src/compiler.py", "*", GB, "XLA compiles a jitted function"),
     Rule(
