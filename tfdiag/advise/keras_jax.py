@@ -12,15 +12,12 @@ with the fix in JAX's terms.
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import functions, keras_call, keras_steps, pct
+from tfdiag.advise.evidence import keras_call, keras_steps, pct, with_role
 from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
-from tfdiag.records.catalog.jax import CALLBACK_POOL, RESULT_WAITS
 from tfdiag.records.report import RunRecord
 
-_TRAINER = "keras/src/backend/jax/trainer.py"
-_STEP = "*_make_function.<locals>.iterator_step"
 _KINDS = (CallKind.PREDICT, CallKind.FIT, CallKind.EVALUATE)
 
 
@@ -29,10 +26,8 @@ def compiled_s(record: RunRecord, analysis: Analysis) -> float:
     (its own time: the compiled program is called from it) and the waits for its results
     (JAX dispatches asynchronously, so the compute lands in the first wait on an output)."""
     fns = analysis.steady.functions
-    step = sum(fns[i].self_s for i, _ in functions(record, _TRAINER, _STEP))
-    waits = sum(
-        fns[i].cum_s for path, name in RESULT_WAITS for i, _ in functions(record, path, name)
-    )
+    step = sum(fns[i].self_s for i, _ in with_role(record, analysis, "step", "*iterator_step"))
+    waits = sum(fns[i].cum_s for i, _ in with_role(record, analysis, "result-wait"))
     return step + waits
 
 
@@ -66,21 +61,24 @@ def per_call_overhead(ctx: Context) -> Detection | None:
     if per_call > ctx.threshold("max_steps_per_call"):
         return None  # many steps per call: the set-up is paid once for them
     fns = analysis.steady.functions
-    entry_s = sum(fns[i].cum_s for i, _ in functions(record, _TRAINER, f"JAXTrainer.{call.method}"))
+    entry_s = sum(
+        fns[i].cum_s for i, _ in with_role(record, analysis, "entry", f"JAXTrainer.{call.method}")
+    )
     if entry_s <= 0:
         return None
     step_s = compiled_s(record, analysis)
     # the whole step (its next batch, its Python when it runs eagerly) is not set-up
     inside_s = step_s + sum(
-        fns[i].cum_s - fns[i].self_s for i, _ in functions(record, _TRAINER, _STEP)
+        fns[i].cum_s - fns[i].self_s
+        for i, _ in with_role(record, analysis, "step", "*iterator_step")
     )
     impact = min(analysis.of_steady(max(entry_s - inside_s, 0.0)), 1.0)
     if impact < ctx.threshold("min_jax_share"):
         return None
     pool_s = sum(
         fns[i].cum_s
-        for name in CALLBACK_POOL[:3]
-        for i, _ in functions(record, "keras/src/callbacks/callback_list.py", name)
+        for i, _ in with_role(record, analysis, "callback-dispatch")
+        if not analysis.has_role(i, "result-wait")
     )
     evidence = [
         f"`{call.method}` on JAX: {pct(impact)} of steady-state time is Keras' set-up around "
@@ -100,10 +98,6 @@ def per_call_overhead(ctx: Context) -> Detection | None:
     return Detection(impact, tuple(evidence), values={"method": call.method})
 
 
-_STEPS = ("JAXTrainer.train_step", "JAXTrainer.test_step", "JAXTrainer.predict_step")
-_DISPATCH = ("jax/_src/dispatch.py", "apply_primitive")
-
-
 def eager_step(ctx: Context) -> Detection | None:
     """Keras' step run as Python on JAX, op by op (``run_eagerly=True`` or
     ``jit_compile=False``): its step body runs on the steady calls, where a jitted step
@@ -113,12 +107,12 @@ def eager_step(ctx: Context) -> Detection | None:
         return None
     record, analysis = ctx.record, ctx.analysis
     fns = analysis.steady.functions
-    steps = [(i, fns[i]) for name in _STEPS for i, _ in functions(record, _TRAINER, name)]
+    steps = list(with_role(record, analysis, "eager-step"))
     steps = [(i, f) for i, f in steps if analysis.steady_calls_per_iteration(i) >= 0.5]
     if not steps:
         return None
     step_s = sum(f.cum_s for _, f in steps)
-    prims = list(functions(record, *_DISPATCH))
+    prims = list(with_role(record, analysis, "primitive-dispatch"))
     ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
     if ops < ctx.threshold("min_ops_per_iteration"):
         return None

@@ -10,13 +10,15 @@ TensorFlow.
 
 from __future__ import annotations
 
-from tfdiag.records.catalog.rule import Category, Rule
+from tfdiag.records.catalog.rule import Category, Framework, Rule
 
 _TRAINER = "keras/src/backend/jax/trainer.py"
 IP = Category.INPUT_PIPELINE
 GB = Category.GRAPH_BUILDING
 OX = Category.OP_EXECUTION
 OT = Category.OTHER
+ENTRY = frozenset({"entry"})
+DISPATCH = frozenset({"callback-dispatch"})
 
 #: ``CallbackList`` methods that run Keras' thread pool (the last one waits for it: see
 #: :data:`RESULT_WAITS`) for batch-end callbacks: started
@@ -42,10 +44,10 @@ RESULT_WAITS = (
 
 JAX_RULES: tuple[Rule, ...] = (
     # -- user-facing step functions (entries) -------------------------------------
-    Rule(_TRAINER, "JAXTrainer.predict", OT, "Keras 3 predict() on JAX", entry=True),
-    Rule(_TRAINER, "JAXTrainer.fit", OT, "Keras 3 fit() on JAX", entry=True),
-    Rule(_TRAINER, "JAXTrainer.evaluate", OT, "Keras 3 evaluate() on JAX", entry=True),
-    Rule(_TRAINER, "JAXTrainer.*_on_batch", OT, "Keras 3 *_on_batch() on JAX", entry=True),
+    Rule(_TRAINER, "JAXTrainer.predict", OT, "Keras 3 predict() on JAX", roles=ENTRY),
+    Rule(_TRAINER, "JAXTrainer.fit", OT, "Keras 3 fit() on JAX", roles=ENTRY),
+    Rule(_TRAINER, "JAXTrainer.evaluate", OT, "Keras 3 evaluate() on JAX", roles=ENTRY),
+    Rule(_TRAINER, "JAXTrainer.*_on_batch", OT, "Keras 3 *_on_batch() on JAX", roles=ENTRY),
     # -- the callback thread pool ---------------------------------------------------
     *(
         Rule(
@@ -56,6 +58,7 @@ JAX_RULES: tuple[Rule, ...] = (
             "batch-end callback (thread-safe backends such as JAX): per-call framework "
             "dispatch, not your callbacks",
             claims=True,
+            roles=frozenset({"callback-dispatch"}),
         )
         for name in CALLBACK_POOL[:3]
     ),
@@ -67,6 +70,7 @@ JAX_RULES: tuple[Rule, ...] = (
             "Python waits here for the jitted program's results (JAX runs it "
             "asynchronously): the model's compute, seen from Python",
             claims=True,
+            roles=frozenset({"result-wait"}) | (DISPATCH if "callback" in path else frozenset()),
         )
         for path, name in RESULT_WAITS
     ),
@@ -84,6 +88,7 @@ JAX_RULES: tuple[Rule, ...] = (
         OX,
         "Keras' step on JAX: calls the jitted step (dispatch of the compiled XLA program and "
         "its run) on the next batch",
+        roles=frozenset({"step"}),
     ),
     Rule(
         _TRAINER,
@@ -103,6 +108,7 @@ JAX_RULES: tuple[Rule, ...] = (
         OX,
         "Keras' step body on JAX (run as Python only when the step is not jitted: "
         "run_eagerly=True or jit_compile=False)",
+        roles=frozenset({"eager-step"}),
     ),
     Rule(
         _TRAINER,
@@ -121,5 +127,13 @@ JAX_RULES: tuple[Rule, ...] = (
         OX,
         "a JAX op run eagerly: one compiled primitive dispatched from Python",
         claims=True,
+        roles=frozenset({"primitive-dispatch"}),
     ),
+)
+
+FRAMEWORK = Framework(
+    "jax",
+    "JAX (jax.jit's compile path, eager primitives, array reads) and Keras 3's JAX backend "
+    "(its trainer, its callback thread pool)",
+    JAX_RULES,
 )
