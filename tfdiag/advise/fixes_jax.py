@@ -185,6 +185,7 @@ JAX_TITLES: dict[str, str] = {
     "per-call-input-pipeline": "A data adapter, an epoch iterator and callbacks are set up on "
     "every call",
     "per-iteration-tracing": "A jitted function is traced and compiled again on every call",
+    "model-rebuilt-per-call": "A model or jitted function is rebuilt on every call",
 }
 
 #: Texts of the TensorFlow table that hold on JAX as they are (no TensorFlow API in them):

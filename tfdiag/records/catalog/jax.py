@@ -102,13 +102,16 @@ JAX_RULES: tuple[Rule, ...] = (
         GB,
         "Keras wraps its step in jax.jit (once per compile(), or again when it was reset)",
     ),
-    Rule(
-        _TRAINER,
-        "JAXTrainer.*_step",
-        OX,
-        "Keras' step body on JAX (run as Python only when the step is not jitted: "
-        "run_eagerly=True or jit_compile=False)",
-        roles=frozenset({"eager-step"}),
+    *(
+        Rule(
+            _TRAINER,
+            f"JAXTrainer.{step}",  # not *_step: a glob also matches a last name (iterator_step)
+            OX,
+            "Keras' step body on JAX (run as Python only when the step is not jitted: "
+            "run_eagerly=True or jit_compile=False)",
+            roles=frozenset({"eager-step"}),
+        )
+        for step in ("train_step", "test_step", "predict_step")
     ),
     Rule(
         _TRAINER,
