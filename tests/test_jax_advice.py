@@ -275,3 +275,24 @@ def test_a_keras_step_run_as_python_on_jax_is_eager_execution() -> None:
     [first, *_] = findings_of(dataclasses.replace(report, environment=JAX_ENV))
     assert first.id == "eager-execution"
     assert "run_eagerly" in first.fix and "jit_compile" in first.fix
+
+
+def test_keras_on_pytorch_gets_one_line_and_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTorch is detected (Keras 3's backend) and said not diagnosed; no built-in finding
+    is made on it, whatever its profile looks like."""
+    import tfdiag
+    from tfdiag.capture import environment
+
+    monkeypatch.setattr(environment, "keras_backend", lambda: "torch")
+    report = tfdiag.profile(sum, range(20_000), iterations=3, tf_profiler=False)
+    assert report.environment.backend == "torch"
+    assert report.findings == ()
+    [line] = [n for n in report.notes if "PyTorch" in n]
+    assert "not diagnosed yet" in line
+    text = report.render("text", width=400)
+    assert "Keras 3 on the PyTorch backend is not diagnosed yet" in text
+    assert "No findings" not in text
+    torch = dataclasses.replace(
+        _jax_predict(pool_s=0.008, step_s=0.0005), environment=Environment(backend="torch")
+    )
+    assert findings_of(torch) == ()

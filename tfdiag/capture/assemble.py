@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tfdiag.advise import UNDIAGNOSED
 from tfdiag.capture import native_log
 from tfdiag.capture.environment import current_environment
 from tfdiag.records.callbacks import PyCallback
@@ -57,9 +58,12 @@ def build_report(
     """The report of a capture; it takes the native log lines kept since the last report
     (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
     lines, more = native_log.take()
+    environment = current_environment()
+    if (line := UNDIAGNOSED.get(environment.framework or "")) is not None:
+        notes = (*notes, line)
     return Report(
         call=call,
-        environment=current_environment(),
+        environment=environment,
         timing=timing,
         profile=profile,
         cold_profile=cold,

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise import ORDER, findings_of
+from tfdiag.advise import ORDER, findings_of, undiagnosed
 from tfdiag.analysis.classify import CostClass
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.analysis.timeline import program_timeline, timeline_series
@@ -202,6 +202,9 @@ def _headline(report: RunRecord, brief: bool) -> Text:
 def _findings(report: RunRecord, brief: bool) -> RenderableType:
     findings = findings_of(report)
     if not findings:
+        line = undiagnosed(report)
+        if line is not None:
+            return Text(line)
         return Text("No findings: nothing in this profile crosses a finding's threshold.")
     parts: list[RenderableType] = [
         Text.assemble(("Findings", "bold"), (f" — {ORDER}", "dim")),
