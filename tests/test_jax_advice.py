@@ -296,3 +296,22 @@ def test_keras_on_pytorch_gets_one_line_and_no_finding(monkeypatch: pytest.Monke
         _jax_predict(pool_s=0.008, step_s=0.0005), environment=Environment(backend="torch")
     )
     assert findings_of(torch) == ()
+
+
+@pytest.mark.parametrize(
+    ("backend", "on"), [("jax", False), ("torch", False), ("tensorflow", True)]
+)
+def test_tensorflow_hooks_stay_off_on_another_keras_backend_even_with_tensorflow_loaded(
+    monkeypatch: pytest.MonkeyPatch, backend: str, on: bool
+) -> None:
+    """A Keras-on-JAX program that loads TensorFlow (tf.data, clone_model) is no TF program."""
+    import sys
+    import types
+
+    from tfdiag.capture import plan
+
+    monkeypatch.setitem(
+        sys.modules, "tensorflow", sys.modules.get("tensorflow") or types.ModuleType("tensorflow")
+    )
+    monkeypatch.setattr(plan, "keras_backend", lambda: backend)
+    assert plan.tf_in_use() is on

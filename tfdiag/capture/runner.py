@@ -14,12 +14,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
-from tfdiag.capture.environment import describe_call
+from tfdiag.capture.environment import describe_call, keras_backend
 from tfdiag.capture.jit import CompileRecorder
 from tfdiag.capture.jit import recording as jit_recording
 from tfdiag.capture.observe import READING, Observation, observe, traced_steps
@@ -276,15 +276,21 @@ class _Run:
             raise ProfilerBusyError(f"another profiler is attached ({exc})") from None
         profiler.disable()
         try:
-            with recording(self.traces) as on, jit_recording(self.compiles) as jit_on:
+            with self._tf_traces() as on, jit_recording(self.compiles) as jit_on:
                 self._profiled_call(0)
                 if on and jit_on:
                     self._profiled_calls()
             if not (on and jit_on):  # TF or JAX came in during the cold call: from now on
-                with recording(self.traces), jit_recording(self.compiles):
+                with self._tf_traces(), jit_recording(self.compiles):
                     self._profiled_calls()
         finally:
             profiler.disable()
+
+    def _tf_traces(self) -> AbstractContextManager[bool]:
+        """TensorFlow's trace recorder, never on a Keras backend other than TensorFlow."""
+        if keras_backend() not in (None, "tensorflow"):
+            return nullcontext(False)
+        return recording(self.traces)
 
     def _profiled_calls(self) -> None:
         for i in range(1, self.p + 1):
