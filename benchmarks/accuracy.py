@@ -10,10 +10,12 @@
 
 For every case: ``setup()``, the premise (``slow`` vs ``fast`` interleaved, medians of
 ``--rounds``), tfdiag on the case as its user would run it, and the verdict. A case that
-raises is a row with its error; the run goes on. Keras picks its backend once per process, so
-each backend's cases run in a process of their own: a backend other than this process's
-(``KERAS_BACKEND``, TensorFlow when unset) runs in a child process with ``KERAS_BACKEND`` set,
-and by default the TensorFlow table is printed first, then the JAX one. Columns:
+raises is a row with its error; the run goes on. Keras picks its backend once per process:
+the TensorFlow cases share this process (or a child with ``KERAS_BACKEND=tensorflow`` when
+this one is set to another backend); each JAX case runs in a child process of its own with
+``KERAS_BACKEND=jax`` (``corpus/run_one.py``: whether TensorFlow is loaded is part of a JAX
+program, and one case must not load it for the next). By default the TensorFlow table is
+printed first, then the JAX one. Columns:
 
 - ``premise×``: measured slow/fast ratio (``!`` after it: below half of ``CASE.premise``,
   or for a ``python_fix=False`` case not below 1.3×);
@@ -36,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from corpus.harness import (  # noqa: E402
-    CASE_DIRS,
-    Loaded,
-    diagnose,
-    load_cases,
-    measure_premise,
-    premise_holds,
-    verdict,
-)
+from corpus.harness import CASE_DIRS, Loaded, load_cases  # noqa: E402
+from corpus.run_one import case_row, run_in_child  # noqa: E402
 
 
 def _clear_keras() -> None:
@@ -70,60 +64,11 @@ def _clear_keras() -> None:
 
 
 def run_case(loaded: Loaded, *, rounds: int, premise_only: bool, show: bool) -> dict[str, Any]:
-    case = loaded.case
-    row: dict[str, Any] = {
-        "id": case.id,
-        "expect": case.expect,
-        "fix_mentions": list(case.fix_mentions),
-        "premise_claimed": case.premise,
-        "python_fix": case.python_fix,
-        "iterations": case.iterations,
-        "source": case.source,
-        "known_miss": case.known_miss,
-    }
-    stage = "setup"
-    t0 = time.perf_counter()
+    """One case in this process (the TensorFlow corpus shares one process)."""
     try:
-        state = loaded.setup()
-        row["setup_s"] = round(time.perf_counter() - t0, 2)
-        stage = "premise"
-        t1 = time.perf_counter()
-        p = measure_premise(loaded, state, rounds=rounds)
-        row["premise_s"] = round(time.perf_counter() - t1, 2)
-        row["slow_s"] = p.slow_s
-        row["fast_s"] = p.fast_s
-        row["premise"] = round(p.speedup, 2)
-        row["premise_holds"] = premise_holds(case, p.speedup)
-        if not premise_only:
-            stage = "diagnose"
-            t2 = time.perf_counter()
-            report = diagnose(loaded, state)
-            row["diagnose_s"] = round(time.perf_counter() - t2, 2)
-            v = verdict(case, report)
-            row.update(
-                first=v.first,
-                ids=list(v.ids),
-                fix=v.fix,
-                right_cause=v.right_cause,
-                right_fix=v.right_fix,
-                says_no_python_gain=v.says_no_python_gain,
-                findings=[
-                    {"id": f.id, "impact": f.impact, "evidence": list(f.evidence), "fix": f.fix}
-                    for f in report.findings
-                ],
-                notes=list(report.notes),
-            )
-            if show:
-                print(f"\n===== {case.id} =====")
-                report.show()
-    except Exception as exc:  # noqa: BLE001 - one broken case is one row, not a crash
-        row["error"] = f"{stage}: {type(exc).__name__}: {exc}"
-        row["traceback"] = traceback.format_exc()
+        return case_row(loaded, rounds=rounds, premise_only=premise_only, show=show)
     finally:
-        state = None
         _clear_keras()
-    row["total_s"] = round(time.perf_counter() - t0, 2)
-    return row
 
 
 def _mark(flag: Any) -> str:
@@ -212,8 +157,12 @@ def _backend_of(case_id: str) -> str | None:
 def run_backend(
     backend: str, args: argparse.Namespace, names: list[str] | None
 ) -> tuple[int, list[dict[str, Any]]]:
-    """One backend's table, printed by this process (its own backend) or by a child."""
-    if backend == _process_backend():
+    """One backend's table, printed by this process (its own backend) or by a child.
+
+    The JAX cases run each in a process of its own (``corpus.run_one``): whether TensorFlow
+    is loaded is part of a Keras-on-JAX program, and one case must not load it for the next.
+    """
+    if backend == "jax" or backend == _process_backend():
         return run_here(backend, args, names)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--backend", backend]
     cmd += ["--rounds", str(args.rounds)]
@@ -237,23 +186,29 @@ def run_here(
     backend: str, args: argparse.Namespace, names: list[str] | None
 ) -> tuple[int, list[dict[str, Any]]]:
     loaded = load_cases(names, backend=backend)
-    if backend == "tensorflow":
+    isolated = backend == "jax"
+    if not isolated:
         import tensorflow as tf  # import once, before the first timing
 
         # The retracing warnings are the cases working as modelled; they drown the table.
         tf.get_logger().setLevel("ERROR")
-    else:
-        import keras  # import once, before the first timing
-
-        if keras.backend.backend() != backend:
-            print(f"Keras runs on {keras.backend.backend()}, not {backend}", file=sys.stderr)
-            return 2, []
 
     rows = []
     started = time.perf_counter()
     for x in loaded:
-        row = run_case(x, rounds=args.rounds, premise_only=args.premise_only, show=args.show)
-        row["backend"] = backend
+        if isolated:
+            row = run_in_child(
+                x.case.id,
+                backend=backend,
+                rounds=args.rounds,
+                premise_only=args.premise_only,
+                show=args.show,
+            )
+        else:
+            row = run_case(x, rounds=args.rounds, premise_only=args.premise_only, show=args.show)
+        row.setdefault("expect", x.case.expect)
+        row.setdefault("known_miss", x.case.known_miss)
+        row.setdefault("total_s", 0.0)
         rows.append(row)
         status = row.get("error") or (
             f"premise {row['premise']:.2f}× (slow {1e3 * row['slow_s']:.1f} ms, "

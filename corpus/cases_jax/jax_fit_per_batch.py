@@ -16,11 +16,13 @@ CASE = Case(
         "replay() calls model.fit(batch, epochs=1) once per environment step: every fit "
         "builds a data adapter, a JAX epoch iterator, a CallbackList and a History, and "
         "gathers the state into and out of its jitted train function, for one gradient step "
-        "of a 4-24-24-2 MLP; train_on_batch does the same step without the per-call set-up"
+        "of a 4-24-24-2 MLP; the fix is the train step itself, jax.jit of stateless_call, "
+        "jax.grad and optimizer.stateless_apply built once (keras.io's JAX training loop; "
+        "train_on_batch, the smaller change, gains ~1.5-4x and is noisy here)"
     ),
     expect="per-call-input-pipeline",
-    fix_mentions=("train_on_batch",),
-    premise=2.5,
+    fix_mentions=("train_on_batch", "stateless_apply", "jax.jit"),
+    premise=8,
     iterations=5,
     backend="jax",
 )
@@ -44,8 +46,38 @@ def setup():
     states = rng.standard_normal((ENV_STEPS, 32, 4)).astype("float32")
     targets = rng.standard_normal((ENV_STEPS, 32, 2)).astype("float32")
     model.fit(states[0], targets[0], epochs=1, verbose=0)
-    model.train_on_batch(states[0], targets[0])
-    return SimpleNamespace(model=model, states=states, targets=targets)
+    s = SimpleNamespace(model=model, states=states, targets=targets)
+    s.step, s.train_state = make_train_step(model)
+    fast(s)
+    return s
+
+
+def make_train_step(model):
+    """The fix: the learning step as one jitted function of arrays (built once)."""
+    import jax
+    import jax.numpy as jnp
+
+    optimizer = model.optimizer
+
+    def loss_fn(trainable, non_trainable, x, y):
+        pred, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+        return jnp.mean(jnp.square(pred - y)), non_trainable  # the model's "mse"
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    @jax.jit
+    def step(state, x, y):
+        trainable, non_trainable, opt_vars = state
+        (value, non_trainable), grads = grad_fn(trainable, non_trainable, x, y)
+        trainable, opt_vars = optimizer.stateless_apply(opt_vars, grads, trainable)
+        return value, (trainable, non_trainable, opt_vars)
+
+    state = (
+        [jnp.array(v.value) for v in model.trainable_variables],
+        [jnp.array(v.value) for v in model.non_trainable_variables],
+        [jnp.array(v.value) for v in optimizer.variables],
+    )
+    return step, state
 
 
 def replay(model, states, targets):
@@ -57,8 +89,12 @@ def replay(model, states, targets):
     return losses
 
 
-def replay_fixed(model, states, targets):
-    return [float(model.train_on_batch(x, y)) for x, y in zip(states, targets)]
+def replay_fixed(s):
+    losses = []
+    for x, y in zip(s.states, s.targets):
+        value, s.train_state = s.step(s.train_state, x, y)
+        losses.append(float(value))
+    return losses
 
 
 def slow(s):
@@ -66,7 +102,7 @@ def slow(s):
 
 
 def fast(s):
-    return replay_fixed(s.model, s.states, s.targets)
+    return replay_fixed(s)
 
 
 def target(s):
