@@ -14,6 +14,7 @@ from synth import SITE, Node, make_report
 
 from tfdiag.advise import FINDINGS, findings_of
 from tfdiag.advise.finding import CallKind, Detection
+from tfdiag.advise.fixes_jax import USES_TF_DATA
 from tfdiag.capture.jit import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, CompileRecorder, explain
 from tfdiag.records.jit import MAX_COMPILES, JitCompile
 from tfdiag.records.report import CallInfo, Environment, RunRecord
@@ -144,13 +145,14 @@ def test_a_finding_with_a_jax_text_never_falls_back_to_tensorflow_on_jax() -> No
 
 #: Findings whose detectors read TensorFlow-only evidence (the TF profiler's Python ops and
 #: XLA events): they cannot fire on a JAX program.
-_TF_ONLY_FINDINGS = {"python-in-graph", "xla-compile-per-shape"}
+_TF_ONLY_FINDINGS = {"python-in-graph"}
 
 
 @pytest.mark.parametrize("spec", FINDINGS, ids=lambda s: s.id)
 def test_no_fix_on_jax_names_a_tensorflow_only_api(spec: Any) -> None:
     jax_texts = {k: v for k, v in spec.fixes.items() if k.startswith("jax:")}
-    assert not [k for k, v in jax_texts.items() if TF_ONLY.search(v)]
+    own_tf_data = {f"jax:{k}" for k in USES_TF_DATA.get(spec.id, ())}  # the user's tf.data
+    assert not [k for k, v in jax_texts.items() if TF_ONLY.search(v) and k not in own_tf_data]
     assert not TF_ONLY.search(spec.title_for("jax"))
     if "jax:other" in spec.fixes or spec.id in _TF_ONLY_FINDINGS:
         return
@@ -255,9 +257,33 @@ def test_a_function_jitted_anew_each_call_is_a_new_function() -> None:
         JitCompile(i, "step", "/home/me/train.py", 3, 0.02, 0.0, 0.05, "first")
         for i in range(N + 1)
     )
-    [first, *_] = findings_of(_jit_loop(compiles))
-    assert first.id == "per-iteration-tracing"
+    first, then = findings_of(_jit_loop(compiles))[:2]
+    assert (first.id, then.id) == ("model-rebuilt-per-call", "per-iteration-tracing")
     assert "once, outside the loop" in first.fix
+
+
+def test_a_new_input_shape_per_call_is_xla_compile_per_shape_with_padding() -> None:
+    compiles = tuple(
+        JitCompile(
+            i,
+            "forward",
+            "/home/me/serve.py",
+            9,
+            0.01,
+            0.01,
+            0.08,
+            "shape",
+            "x",
+            f"f32[{n},24]",
+            "f32[8,24]",
+        )
+        for i, n in enumerate((8, 297, 473, 277, 611, 90))
+    )
+    [first, *rest] = findings_of(_jit_loop(compiles))
+    assert first.id == "xla-compile-per-shape"
+    assert "pad" in first.fix and "bucket" in first.fix and "`x`" in first.fix
+    assert "per-iteration-tracing" not in [f.id for f in rest]
+    assert not TF_ONLY.search(first.fix)
 
 
 def test_a_keras_step_run_as_python_on_jax_is_eager_execution() -> None:

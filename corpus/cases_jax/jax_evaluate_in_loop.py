@@ -23,9 +23,6 @@ CASE = Case(
     premise=4,
     iterations=5,
     backend="jax",
-    known_miss="callback-overhead ranks first with a TensorBoard fix: the time evaluate "
-    "spends handing its batch-end callbacks to Keras' thread pool on JAX is read as "
-    "callbacks, though the program has none",
 )
 
 SHARDS = 16

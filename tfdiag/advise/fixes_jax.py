@@ -109,6 +109,10 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "other": "Most of what is left is the model's compiled XLA program: after the fixes "
         "above, make it cheaper (mixed precision, a smaller model or input).",
     },
+    "xla-compile-per-shape": {
+        "other": "JAX compiles `{function}` once per input shape (a new trace and a new XLA "
+        "executable), and {dimension} changes between calls: " + _SHAPES + ".",
+    },
     "per-step-overhead": {
         "other": "Your jitted step is called {steps}× per call on tiny batches: batch more "
         "samples per call, or run several steps inside one jitted function "
@@ -193,6 +197,18 @@ JAX_TITLES: dict[str, str] = {
 SHARED: dict[str, tuple[str, ...]] = {
     "per-call-input-pipeline": ("iterator-per-step",),
     "input-bound": ("pydataset", "pydataset-workers", "iterator-per-step"),
+    "per-step-overhead": (
+        "keras-train",
+        "keras-train-unknown-batch",
+        "keras-predict",
+        "keras-test",
+    ),
+    "model-rebuilt-per-call": ("model", "compile"),
+}
+#: Variants found only on the user's own tf.data pipeline feeding the model (its stages, its
+#: ``py_function``): their fix is about that pipeline, so it names tf.data on JAX too.
+USES_TF_DATA: dict[str, tuple[str, ...]] = {
+    "input-bound": ("py-function", "map-before-batch", "per-element", "read"),
 }
 
 
@@ -200,7 +216,8 @@ def with_jax_fixes(fixes: dict[str, str], finding: str) -> dict[str, str]:
     """``fixes`` (a row's TensorFlow texts) with its ``jax:`` texts beside them."""
     out = dict(fixes)
     out.update({f"jax:{k}": v for k, v in JAX_FIXES.get(finding, {}).items()})
-    out.update({f"jax:{k}": fixes[k] for k in SHARED.get(finding, ()) if k in fixes})
+    shared = (*SHARED.get(finding, ()), *USES_TF_DATA.get(finding, ()))
+    out.update({f"jax:{k}": fixes[k] for k in shared if k in fixes})
     return out
 
 

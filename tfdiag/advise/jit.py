@@ -9,6 +9,7 @@ JAX's terms (the ``jax:`` texts of the findings table).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from tfdiag.advise.evidence import pct
 from tfdiag.advise.finding import Context, Detection
@@ -48,14 +49,48 @@ def _group(compiles: tuple[JitCompile, ...]) -> dict[str, list[JitCompile]]:
 
 
 def per_iteration_compiles(ctx: Context) -> Detection | None:
-    """``jax.jit`` compilations in ≥ ``min_calls_per_iteration`` per steady iteration."""
+    """``jax.jit`` compilations in ≥ ``min_calls_per_iteration`` per steady iteration, for a
+    Python value, a structure or a dtype (a new shape is ``xla-compile-per-shape``'s, a new
+    function object ``model-rebuilt-per-call``'s, of which these traces are part)."""
+    found = _recompiles(ctx)
+    if found is None or found[0] == "shape":
+        return None
+    cause, d = found
+    return replace(d, part_of="model-rebuilt-per-call") if cause == "new-function" else d
+
+
+def compile_per_shape(ctx: Context) -> Detection | None:
+    """A jitted function compiled again for each new input shape, ≥ ``min_share`` of the
+    steady state: on JAX a new shape is a new trace and a new XLA executable."""
+    found = _recompiles(ctx)
+    if found is None or found[0] != "shape" or found[1].impact < ctx.threshold("min_share"):
+        return None
+    return found[1]
+
+
+def rebuilt_function(ctx: Context) -> Detection | None:
+    """A jitted function made anew on every call (``jax.jit(f)`` in the loop, a lambda):
+    JAX has never seen the function object, so it traces and compiles it each time."""
+    found = _recompiles(ctx)
+    if found is None or found[0] != "new-function" or found[1].impact < ctx.threshold("min_share"):
+        return None
+    return replace(found[1], variant="function")
+
+
+#: Compilations per steady iteration from which a function recompiles on every call.
+_MIN_PER_ITERATION = 0.5
+
+
+def _recompiles(ctx: Context) -> tuple[str, Detection] | None:
+    """The function JAX compiled most on the steady calls, when ≥ 0.5× per iteration: its
+    cause and its detection."""
     record, analysis = ctx.record, ctx.analysis
     steady = _group(record.jit_compiles)
     if not steady or analysis.steady_s <= 0 or analysis.iterations <= 0:
         return None
     name, compiles = max(steady.items(), key=lambda kv: (len(kv[1]), sum(c.seconds for c in kv[1])))
     per = len(compiles) / analysis.iterations
-    if per < ctx.threshold("min_calls_per_iteration"):
+    if per < ctx.thresholds.get("min_calls_per_iteration", _MIN_PER_ITERATION):
         return None
     total_s = sum(c.seconds for cs in steady.values() for c in cs)
     share = min(analysis.of_steady(total_s), 1.0)
@@ -111,10 +146,14 @@ def per_iteration_compiles(ctx: Context) -> Detection | None:
             "JAX did not say why (it explains the cache misses of your own functions only): "
             "an input's shape, dtype or a Python value changed"
         )
-    return Detection(
+    return cause, Detection(
         share,
         tuple(evidence),
         variant=variant,
-        values={"function": name, "argument": argument or "an argument"},
+        values={
+            "function": name,
+            "argument": argument or "an argument",
+            "dimension": f"{argument or 'an input'} (its shape)",
+        },
         data=(("jit_function", name), ("jit_compiles", len(compiles))),
     )

@@ -126,7 +126,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "model-rebuilt-per-call",
         "A model or tf.function is rebuilt on every call",
-        calls.model_rebuilt_per_call,
+        first_of(calls.model_rebuilt_per_call, jit.rebuilt_function),
         fixes={
             "model": "A model is built, loaded or compiled on every call, and everything Keras "
             "built for the last one (its graphs, its compiled step) is thrown away. Build or load "
@@ -466,7 +466,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "xla-compile-per-shape",
         "XLA compiles the step again for every new input shape",
-        xla.xla_compile_per_shape,
+        first_of(xla.xla_compile_per_shape, jit.compile_per_shape),
         fixes={
             "other": "With `jit_compile=True` XLA compiles `{function}` once per concrete "
             "input shape, and {dimension} changes between calls. Give it a few fixed shapes: "
