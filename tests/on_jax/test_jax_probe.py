@@ -109,3 +109,30 @@ def test_run_eagerly_on_jax_is_eager_execution(keras_jax: Any) -> None:
     assert first.id == "eager-execution"
     assert "run_eagerly" in first.fix
     assert "tf.function" not in first.fix
+
+
+def test_compare_on_jax_measures_the_jax_methods_and_leaves_the_model_alone(
+    keras_jax: Any,
+) -> None:
+    model = _tiny(keras_jax)
+    x = np.random.rand(32, 4).astype("float32")
+    before = [w.copy() for w in model.get_weights()]
+    result = tfdiag.compare(model, x, repeats=3)
+    names = {m.method for m in result.methods}
+    assert names == {"predict", "predict_on_batch", "model(x)", "jit stateless_call"}
+    assert all(np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
+    assert "tensorflow" not in sys.modules
+
+
+def test_verify_on_jax_measures_the_keras_fixes_and_never_loads_tensorflow(keras_jax: Any) -> None:
+    model = _tiny(keras_jax)
+    x = np.random.rand(32, 4).astype("float32")
+    report = tfdiag.profile(model.predict, x, verbose=0, iterations=6, verify=True)
+    first = report.findings[0]
+    assert first.id == "per-call-input-pipeline"
+    v = first.verification
+    assert v is not None
+    ran = {run.name: run for run in v.variants}
+    assert ran["predict_on_batch"].passed
+    assert any("tf.function" in n and "not measured" in n for n in v.notes)
+    assert "tensorflow" not in sys.modules
