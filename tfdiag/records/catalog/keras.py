@@ -169,4 +169,6 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-FRAMEWORK = Framework("keras", "Keras 3: its core and its TensorFlow backend", RULES)
+FRAMEWORK = Framework(
+    "keras", "Keras 3: its core and its TensorFlow backend", RULES, modules=("keras",)
+)
