@@ -19,7 +19,7 @@ CASE = Case(
     ),
     expect="eager-execution",
     fix_mentions=("jit_compile",),
-    premise=30,
+    premise=20,
     iterations=2,
     backend="jax",
 )

@@ -17,7 +17,7 @@ CASE = Case(
         "(handed to Keras' callback thread pool on JAX), then stacks and converts outputs, "
         "all for an 8-row batch through a 32-64-64-4 MLP whose jitted forward pass takes tens "
         "of microseconds; the fix calls that forward pass itself, a jax.jit of "
-        "model.stateless_call built once (predict_on_batch, the smaller change, gains ~2-4x)"
+        "model.stateless_call built once (predict_on_batch, the smaller change, gains ~2-5x)"
     ),
     expect="per-call-input-pipeline",
     fix_mentions=("predict_on_batch", "stateless_call", "model(x"),
