@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from synth import SITE, Node, make_report
 
-from tfdiag.advise import FINDINGS, findings_of
+from tfdiag.advise import FINDINGS
+from tfdiag.advise.diagnosis import diagnose
 from tfdiag.advise.finding import CallKind, Detection
 from tfdiag.advise.fixes_jax import USES_TF_DATA
 from tfdiag.capture.jit import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, CompileRecorder, explain
@@ -25,6 +26,12 @@ N = 5
 TRAINER = SITE + "keras/src/backend/jax/trainer.py"
 CALLBACKS = SITE + "keras/src/callbacks/callback_list.py"
 JAX_ENV = Environment(python="3.11", keras="3.15.1", backend="jax", jax="0.10.2", jaxlib="0.10.2")
+
+
+def findings_of(record: RunRecord) -> tuple[Any, ...]:
+    return diagnose(record).findings
+
+
 #: TensorFlow-only names a fix on JAX must not give.
 TF_ONLY = re.compile(
     r"\btf\.\w+|GradientTape|TensorSpec|input_signature|reduce_retracing|autograph|tf_keras"
