@@ -18,6 +18,7 @@ from tfdiag.advise.evidence import is_user_function
 from tfdiag.analysis.pipeline import analyze
 from tfdiag.records.catalog import (
     FRAMEWORK_FILES,
+    FRAMEWORK_ROLES,
     ROLES,
     STACKS,
     Catalog,
@@ -72,7 +73,20 @@ def test_every_role_a_detector_asks_for_is_given_in_each_supported_stack(stack: 
     files = {f.name: f for f in frameworks()}
     given = {role for name in STACKS[stack] for rule in files[name].rules for role in rule.roles}
     asked = set().union(*_asked_roles().values())
-    assert asked - given == set(), f"{stack}: no rule gives {sorted(asked - given)}"
+    elsewhere = set().union(
+        *(roles for name, roles in FRAMEWORK_ROLES.items() if name not in STACKS[stack])
+    )
+    assert asked - given - elsewhere == set(), f"{stack}: no rule gives {sorted(asked - given)}"
+    # a framework's own roles are its file's alone (TF 2.0-2.3's names are TensorFlow's too)
+    for name, roles in FRAMEWORK_ROLES.items():
+        others = {
+            r
+            for f in frameworks()
+            if f.name not in (name, "legacy")
+            for rule in f.rules
+            for r in rule.roles
+        }
+        assert roles - others == roles, f"{name}: {sorted(roles & others)} given elsewhere too"
 
 
 def test_every_documented_role_is_given_by_some_rule_and_asked_for() -> None:

@@ -23,9 +23,6 @@ CASE = Case(
     iterations=2,
     python_fix=False,
     backend="jax",
-    known_miss="callback-overhead ranks first with a TensorBoard fix on a predict with no "
-    "callbacks (Keras' callback thread pool on JAX read as callbacks); the convolutions "
-    "are not named",
 )
 
 BATCH = 8

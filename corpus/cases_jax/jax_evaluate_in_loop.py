@@ -23,9 +23,6 @@ CASE = Case(
     premise=4,
     iterations=5,
     backend="jax",
-    known_miss="callback-overhead (a TensorBoard fix, though the program has no callbacks) "
-    "or per-step-overhead (a larger batch_size, though each call is one step) ranks first, "
-    "run to run: the evaluate call's own set-up is not named",
 )
 
 SHARDS = 16

@@ -25,8 +25,6 @@ CASE = Case(
     premise=8,
     iterations=5,
     backend="jax",
-    known_miss="per-epoch-overhead ranks first with 'use fewer, longer epochs', which the "
-    "program has no use for: each fit is one epoch of one step, the cost is the fit call",
 )
 
 ENV_STEPS = 16  # one slow() = sixteen environment steps, one replay minibatch each

@@ -22,8 +22,6 @@ CASE = Case(
     premise=20,
     iterations=2,
     backend="jax",
-    known_miss="no-known-cause ranks first (its generic fix happens to name jit_compile): no "
-    "finding names the op-by-op train step that jit_compile=False gives on JAX",
 )
 
 

@@ -23,8 +23,6 @@ CASE = Case(
     premise=50,
     iterations=5,
     backend="jax",
-    known_miss="no-known-cause ranks first: the trace and XLA compile jax.jit runs for each "
-    "new batch size are not counted",
 )
 
 REQUESTS = 3  # one slow() = three requests, each of a batch size not seen before

@@ -24,8 +24,6 @@ CASE = Case(
     premise=300,
     iterations=5,
     backend="jax",
-    known_miss="no-known-cause (or drift) ranks first: the trace and XLA compile of the new "
-    "jitted function on every call are not counted",
 )
 
 CALLS = 2  # one slow() = two scoring calls

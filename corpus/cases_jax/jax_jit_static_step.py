@@ -24,8 +24,6 @@ CASE = Case(
     premise=300,
     iterations=5,
     backend="jax",
-    known_miss="no-known-cause ranks first: the trace and XLA compile jax.jit runs on every "
-    "call (a new static value each time) are not counted",
 )
 
 STEPS = 2  # one slow() = two training steps

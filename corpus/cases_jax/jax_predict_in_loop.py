@@ -24,9 +24,6 @@ CASE = Case(
     premise=12,
     iterations=10,
     backend="jax",
-    known_miss="callback-overhead ranks first with a TensorBoard fix: the time Keras spends "
-    "handing predict's batch-end callbacks to its thread pool on JAX is read as callbacks, "
-    "though the program has none",
 )
 
 BATCHES = 8  # one slow() = the user's loop over 8 incoming batches of 8 rows

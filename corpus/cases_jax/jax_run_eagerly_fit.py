@@ -21,8 +21,6 @@ CASE = Case(
     premise=40,
     iterations=2,
     backend="jax",
-    known_miss="no-known-cause ranks first: no finding names the op-by-op train step that "
-    "run_eagerly=True gives on JAX",
 )
 
 

@@ -28,7 +28,14 @@ pytestmark = [pytest.mark.jax, pytest.mark.corpus]
 CASES = load_cases(backend="jax")
 
 #: The JAX cases ``make test`` runs (none may be a known miss): grown as tfdiag learns JAX.
-CORE: frozenset[str] = frozenset({"jax-pydataset-no-workers", "jax-heavy-user-callback"})
+CORE: frozenset[str] = frozenset(
+    {
+        "jax-pydataset-no-workers",
+        "jax-heavy-user-callback",
+        "jax-predict-in-loop",  # the callback thread pool read as per-call set-up (~14 s)
+        "jax-fit-per-batch",  # per-call set-up around the jitted train step (~9 s)
+    }
+)
 
 
 def _measure(loaded: Loaded) -> dict[str, Any]:

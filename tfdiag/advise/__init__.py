@@ -42,6 +42,7 @@ __all__ = [
     "FindingSpec",
     "advise",
     "check_finding_rules",
+    "undiagnosed",
 ]
 
 
@@ -141,12 +142,31 @@ class _Found:
     order: int = 0
 
 
+#: Frameworks tfdiag runs on but does not diagnose yet: no built-in finding is made there
+#: (the catalog and detectors know TensorFlow and JAX only), the user's own rules still run.
+UNDIAGNOSED = {
+    "torch": "Keras 3 on the PyTorch backend is not diagnosed yet: the profile, the timings "
+    "and the tables above are measured, but no built-in finding is made (its culprits are "
+    "not in the catalog); run on the JAX or TensorFlow backend (KERAS_BACKEND) to diagnose "
+    "the same model",
+}
+
+
+def undiagnosed(record: RunRecord) -> str | None:
+    """The one line that says the record's framework is not diagnosed (None: it is)."""
+    framework = record.environment.framework
+    return UNDIAGNOSED.get(framework) if framework is not None else None
+
+
 def advise(
     record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec[Context]] = FINDINGS
 ) -> tuple[Finding, ...]:
     """Run every detector of ``table``, then the record's own finding rules; findings in the
-    one order of :data:`ORDER`, each with the fix text for what was called."""
+    one order of :data:`ORDER`, each with the fix text for what was called. On a framework
+    not diagnosed yet (:data:`UNDIAGNOSED`), only the record's own rules."""
     kind = call_kind(record.call.method)
+    if undiagnosed(record) is not None:
+        table = ()
     table = (*table, *(user_spec(r) for r in record.finding_rules))
     found: list[_Found] = []
     for order, spec in enumerate(table):
@@ -173,11 +193,13 @@ def advise(
     steady = sum(1 for f in found if f.spec.tier == "steady")
     for n, f in enumerate(found):
         alone = steady == (1 if f.spec.tier == "steady" else 0)
-        fix = f.spec.fix_for(f.detection, effective_kind(f.ctx), leads=n == 0, alone=alone)
+        fix = f.spec.fix_for(
+            f.detection, effective_kind(f.ctx), leads=n == 0, alone=alone, backend=f.ctx.backend
+        )
         out.append(
             Finding(
                 f.spec.id,
-                f.spec.title,
+                f.spec.title_for(f.ctx.backend),
                 f.severity,
                 f.impact,
                 f.detection.evidence,

@@ -138,6 +138,10 @@ def input_bound(ctx: Context) -> Detection | None:
     named = python_callbacks(report)
     if named:
         evidence.append(f"the Python TensorFlow calls back: {named}")
+        if variant in (None, "map") and any(
+            cb.kind in ("py_function", "numpy_function") for cb in report.py_callbacks
+        ):
+            variant = "py-function"  # no TF profiler (a JAX model fed by tf.data): the hook says
     return Detection(impact, tuple(evidence), variant=variant, values=values)
 
 

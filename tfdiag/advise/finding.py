@@ -94,8 +94,33 @@ class Context:
     def threshold(self, name: str) -> float:
         return self.thresholds[name]
 
+    @property
+    def backend(self) -> str | None:
+        """The framework the call ran on when it is not TensorFlow (``jax``): the fix texts'
+        backend (:meth:`FindingSpec.fix_for`)."""
+        framework = self.record.environment.framework
+        return framework if framework not in (None, "tensorflow") else None
+
 
 Detector = Callable[[Context], "Detection | None"]
+
+
+def first_of(*detectors: Detector) -> Detector:
+    """One finding measured by several detectors, one per framework's evidence (TF's traces,
+    JAX's compilations): the first that finds it."""
+
+    def detect(ctx: Context) -> Detection | None:
+        for d in detectors:
+            found = d(ctx)
+            if found is not None:
+                return found
+        return None
+
+    detect.__doc__ = detectors[0].__doc__
+    detect.__name__ = detectors[0].__name__
+    return detect
+
+
 #: What a detector reads: a :class:`Context` (one run) or a job's (:mod:`tfdiag.advise.job`).
 C = TypeVar("C")
 
@@ -129,6 +154,8 @@ class FindingSpec(Generic[C]):
     bands: tuple[float, float] = (0.3, 0.1)
     when: str = ""
     tier: str = "steady"
+    #: The title on another framework where ``title`` names TensorFlow (``{"jax": ...}``).
+    titles: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if "other" not in self.fixes:
@@ -137,20 +164,39 @@ class FindingSpec(Generic[C]):
             raise ValueError(f"finding {self.id!r}: tier must be one of {TIERS}")
         object.__setattr__(self, "fixes", MappingProxyType(dict(self.fixes)))
         object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
+        object.__setattr__(self, "titles", MappingProxyType(dict(self.titles)))
+
+    def title_for(self, backend: str | None) -> str:
+        """The title on ``backend`` (None: TensorFlow's)."""
+        return self.titles.get(backend, self.title) if backend is not None else self.title
 
     def severity(self, impact: float) -> str:
         high, medium = self.bands
         return "high" if impact >= high else "medium" if impact >= medium else "low"
 
     def fix_for(
-        self, detection: Detection, kind: CallKind, *, leads: bool = False, alone: bool = False
+        self,
+        detection: Detection,
+        kind: CallKind,
+        *,
+        leads: bool = False,
+        alone: bool = False,
+        backend: str | None = None,
     ) -> str:
         """The fix text for this run: the ``alone`` text when the finding leads and no
         steady-state finding follows, the ``first`` text when it leads ahead of some, else
-        the detection's variant, else the call kind's."""
+        the detection's variant, else the call kind's.
+
+        On a ``backend`` (``jax``) the ``jax:<key>`` texts come first, in the same order;
+        a finding with a ``jax:other`` text never falls back to the plain (TensorFlow) ones.
+        """
         keys = ("alone" if leads and alone else None, "first" if leads else None)
-        for key in (*keys, detection.variant, kind.value, "other"):
-            if key is not None and key in self.fixes:
+        chain = [k for k in (*keys, detection.variant, kind.value, "other") if k is not None]
+        if backend is not None:
+            prefixed = [f"{backend}:{k}" for k in chain]
+            chain = prefixed if f"{backend}:other" in self.fixes else prefixed + chain
+        for key in chain:
+            if key in self.fixes:
                 return _fill(self.fixes[key], detection.values)
         raise AssertionError("unreachable: 'other' is required")
 

@@ -11,8 +11,11 @@ steady-state finding follows it, ``first`` when it leads ahead of some.
 
 from __future__ import annotations
 
-from tfdiag.advise import calls, data, graphs, timeline, work, xla
-from tfdiag.advise.finding import Context, FindingSpec
+from dataclasses import replace
+
+from tfdiag.advise import calls, data, graphs, jit, keras_jax, timeline, work, xla
+from tfdiag.advise.finding import Context, FindingSpec, first_of
+from tfdiag.advise.fixes_jax import jax_titles, with_jax_fixes
 
 MEASURE_ON_YOUR_MODEL = (
     " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
@@ -36,7 +39,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-call-input-pipeline",
         "A data adapter / tf.data pipeline is built on every call",
-        calls.per_call_input_pipeline,
+        first_of(keras_jax.per_call_overhead, calls.per_call_input_pipeline),
         fixes={
             "predict": "`model.predict` builds a data pipeline, callbacks and output buffers on "
             "every call. For in-memory batches call `model.predict_on_batch(x)` or "
@@ -60,12 +63,18 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "call, and iterate over it; for single in-memory batches call the model directly."
             + MEASURE_ON_YOUR_MODEL,
         },
-        thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
+        thresholds={
+            "min_share": 0.10,
+            "min_calls_per_iteration": 0.5,
+            "min_jax_share": 0.3,
+            "max_steps_per_call": 8,
+        },
         when="an input-pipeline function that *builds* a pipeline (an adapter, a dataset, an "
         "iterator: the catalog's `pipeline-builder` role) runs ≥ `min_calls_per_iteration` per "
         "steady iteration, not once per epoch, and its cumulative time is ≥ `min_share` of "
         "steady state; reading the next batch from a pipeline (as inside one `fit`) does not "
-        "count",
+        "count. On JAX: a Keras `predict`/`fit`/`evaluate` of ≤ `max_steps_per_call` steps "
+        "per call whose time outside its jitted step is ≥ `min_jax_share` of steady state",
     ),
     FindingSpec(
         "per-epoch-overhead",
@@ -132,7 +141,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "model-rebuilt-per-call",
         "A model or tf.function is rebuilt on every call",
-        calls.model_rebuilt_per_call,
+        first_of(calls.model_rebuilt_per_call, jit.rebuilt_function),
         fixes={
             "model": "A model is built, loaded or compiled on every call, and everything Keras "
             "built for the last one (its graphs, its compiled step) is thrown away. Build or load "
@@ -167,7 +176,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-iteration-tracing",
         "Graphs are traced on every iteration",
-        graphs.per_iteration_tracing,
+        first_of(graphs.per_iteration_tracing, jit.per_iteration_compiles),
         fixes={
             "python-value": "Pass the changing value as a tensor (`tf.constant(i)`): a Python "
             "number is part of a graph's signature, so each new one is a new graph; a tensor is an "
@@ -212,7 +221,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "eager-execution",
         "Ops run eagerly, one Python dispatch each",
-        graphs.eager_execution,
+        first_of(graphs.eager_execution, keras_jax.eager_step),
         fixes={
             "run-eagerly": "The model is compiled with `run_eagerly=True`, a debugging setting: "
             "compile it without it (`model.compile(..., run_eagerly=False)`, the default) so "
@@ -396,7 +405,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "compute-bound",
         "Compute-bound: the time is in the model's own ops",
-        work.compute_bound,
+        first_of(work.compute_bound, keras_jax.compute_bound),
         fixes={
             "alone": "The time is in the model's own TensorFlow ops (measured with the TF "
             "profiler), so Python-side changes won't help: make the work cheaper "
@@ -414,8 +423,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
         "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
-        "input less than `max_input_wait`; it says Python-side changes won't help only when no "
-        "steady-state finding is reported beside it",
+        "input less than `max_input_wait`; on JAX (no TF profiler), Keras' jitted step and "
+        "Python's waits for its results cover ≥ `min_share` of steady state; it says "
+        "Python-side changes won't help only when no steady-state finding is reported beside "
+        "it",
     ),
     FindingSpec(
         "build-dominated",
@@ -501,7 +512,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "xla-compile-per-shape",
         "XLA compiles the step again for every new input shape",
-        xla.xla_compile_per_shape,
+        first_of(xla.xla_compile_per_shape, jit.compile_per_shape),
         fixes={
             "other": "With `jit_compile=True` XLA compiles `{function}` once per concrete "
             "input shape, and {dimension} changes between calls. Give it a few fixed shapes: "
@@ -535,4 +546,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "least load",
         tier="timing",
     ),
+)
+
+#: Each row with its fix texts on JAX beside the TensorFlow ones (advise/fixes_jax.py).
+FINDINGS = tuple(
+    replace(s, fixes=with_jax_fixes(dict(s.fixes), s.id), titles=jax_titles(s.id)) for s in FINDINGS
 )

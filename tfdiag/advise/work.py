@@ -33,7 +33,9 @@ def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
             sum(e.cum_s for e in outer) / fns[i].cum_s if fns[i].callers and fns[i].cum_s else 1.0
         )
         total += fns[i].cum_s * min(share, 1.0)
-    return total
+    for i, _ in with_role(record, analysis, "callback-dispatch"):
+        total -= fns[i].cum_s  # Keras' callback thread pool (JAX): dispatch, not callbacks
+    return max(total, 0.0)
 
 
 def callback_overhead(ctx: Context) -> Detection | None:

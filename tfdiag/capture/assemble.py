@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tfdiag.advise import UNDIAGNOSED
 from tfdiag.capture import native_log
 from tfdiag.capture.environment import current_environment
 from tfdiag.records.callbacks import PyCallback
@@ -12,6 +13,7 @@ from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
 from tfdiag.records.distributed import Distribution
+from tfdiag.records.jit import JitCompile
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
@@ -49,15 +51,19 @@ def build_report(
     probes: Probes | None = None,
     traces: tuple[TraceEvent, ...] = (),
     py_callbacks: tuple[PyCallback, ...] = (),
+    jit_compiles: tuple[JitCompile, ...] = (),
     distribution: Distribution | None = None,
     machine: MachineLoad | None = None,
 ) -> Report:
     """The report of a capture; it takes the native log lines kept since the last report
     (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
     lines, more = native_log.take()
+    environment = current_environment()
+    if (line := UNDIAGNOSED.get(environment.framework or "")) is not None:
+        notes = (*notes, line)
     return Report(
         call=call,
-        environment=current_environment(),
+        environment=environment,
         timing=timing,
         profile=profile,
         cold_profile=cold,
@@ -70,6 +76,7 @@ def build_report(
         probes=probes,
         traces=traces,
         py_callbacks=py_callbacks,
+        jit_compiles=jit_compiles,
         distribution=distribution,
         machine=machine,
         native_log=NativeLog(lines, len(lines) + more),

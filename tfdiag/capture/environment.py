@@ -1,4 +1,5 @@
-"""What was called and where: labels, Keras flavour, versions. Never imports TensorFlow."""
+"""What was called and where: labels, Keras flavour and backend, the versions of what the
+process has loaded. Never imports TensorFlow (nor JAX, nor Keras)."""
 
 from __future__ import annotations
 
@@ -143,21 +144,49 @@ def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cal
 
 def _devices() -> tuple[str, ...]:
     tf = sys.modules.get("tensorflow")  # only if the user already imported it
-    if tf is None:
-        return ()
+    jax = sys.modules.get("jax")
     try:
-        return tuple(f"{d.device_type}:{d.name}" for d in tf.config.list_physical_devices())
-    except Exception:  # a broken TF install must not break the report
+        if tf is not None:
+            return tuple(f"{d.device_type}:{d.name}" for d in tf.config.list_physical_devices())
+        if jax is not None:  # the program's JAX backend is up: it ran
+            return tuple(f"{d.platform.upper()}:{d.id}" for d in jax.devices())
+    except Exception:  # a broken TF or JAX install must not break the report
         return ()
+    return ()
+
+
+def _loaded(module: str, *dists: str) -> str | None:
+    """The installed version of a package the process has imported (None otherwise: a
+    package installed beside the program but never loaded is no part of its stack)."""
+    if module not in sys.modules:
+        return None
+    return next((v for d in dists if (v := _version(d))), None)
+
+
+def keras_backend() -> str | None:
+    """Keras 3's backend (``tensorflow``, ``jax``, ``torch``, ``numpy``) when the process has
+    imported Keras 3, else None. Never imports anything."""
+    keras = sys.modules.get("keras")
+    backend = getattr(getattr(keras, "backend", None), "backend", None)
+    if not callable(backend):
+        return None
+    try:
+        name = backend()
+    except Exception:  # a half-imported Keras must not break the report
+        return None
+    return name if isinstance(name, str) else None
 
 
 def current_environment() -> Environment:
     return Environment(
         python=platform.python_version(),
         platform=platform.platform(terse=True),
-        tensorflow=_version("tensorflow"),
-        keras=_version("keras"),
-        tf_keras=_version("tf-keras") or _version("tf_keras"),
+        tensorflow=_loaded("tensorflow", "tensorflow", "tensorflow-cpu"),
+        keras=_loaded("keras", "keras"),
+        tf_keras=_loaded("tf_keras", "tf-keras", "tf_keras"),
         cpu_count=os.cpu_count(),
         devices=_devices(),
+        backend=keras_backend(),
+        jax=_loaded("jax", "jax"),
+        jaxlib=_loaded("jaxlib", "jaxlib"),
     )

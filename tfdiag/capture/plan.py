@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 
+from tfdiag.capture.environment import keras_backend
 from tfdiag.records.errors import InputError
 
 #: More iterations than this is a typo, not a profile.
@@ -41,5 +42,8 @@ def probe_flag(value: object, name: str) -> bool | None:
 
 
 def tf_in_use() -> bool:
-    """The TF profiler is on by default when the call has imported TensorFlow."""
-    return "tensorflow" in sys.modules
+    """The TF profiler is on by default when the call has imported TensorFlow and Keras 3,
+    if loaded, runs on TensorFlow: a Keras-on-JAX program that loads TensorFlow for
+    ``tf.data`` (or ``clone_model``) is not a TensorFlow program, and TensorFlow's hooks stay
+    off there."""
+    return "tensorflow" in sys.modules and keras_backend() in (None, "tensorflow")

@@ -13,12 +13,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.ctrl_c import CtrlC
-from tfdiag.capture.environment import describe_call
+from tfdiag.capture.environment import describe_call, keras_backend
+from tfdiag.capture.jit import CompileRecorder
+from tfdiag.capture.jit import recording as jit_recording
 from tfdiag.capture.observe import READING, Observation, observe, traced_steps
 from tfdiag.capture.plan import (
     MIN_PROFILED,
@@ -273,6 +276,7 @@ class _Run:
         self.profiled: list[float] = []
         self.cold: ProfileStats | None = None
         self.traces = TraceRecorder()
+        self.compiles = CompileRecorder()
         self.observed = Observation()
 
     def profiled_pass(self) -> None:
@@ -285,22 +289,28 @@ class _Run:
             raise ProfilerBusyError(f"another profiler is attached ({exc})") from None
         profiler.disable()
         try:
-            with recording(self.traces) as on:
+            with self._tf_traces() as on, jit_recording(self.compiles) as jit_on:
                 self._profiled_call(0)
-                if on:
+                if on and jit_on:
                     self._profiled_calls()
-            if not on:  # TensorFlow came in during the cold call: record from now on
-                with recording(self.traces):
+            if not (on and jit_on):  # TF or JAX came in during the cold call: from now on
+                with self._tf_traces(), jit_recording(self.compiles):
                     self._profiled_calls()
         finally:
             profiler.disable()
+
+    def _tf_traces(self) -> AbstractContextManager[bool]:
+        """TensorFlow's trace recorder, never on a Keras backend other than TensorFlow."""
+        if keras_backend() not in (None, "tensorflow"):
+            return nullcontext(False)
+        return recording(self.traces)
 
     def _profiled_calls(self) -> None:
         for i in range(1, self.p + 1):
             self._profiled_call(i)
 
     def _profiled_call(self, i: int) -> None:
-        self.traces.call = i
+        self.traces.call = self.compiles.call = i
         t0 = self.clock()
         self.profiler.enable()
         self.fn(*self.args, **self.kwargs)
@@ -366,6 +376,8 @@ class _Run:
         notes.extend(self.observed.notes)
         if self.traces.dropped:
             notes.append(f"{self.traces.dropped} graph trace(s) were not recorded")
+        if self.compiles.dropped:
+            notes.append(f"{self.compiles.dropped} JAX compilation event(s) were not recorded")
         obs = self.observed
         probes = None
         if obs.sampling is not None or obs.tf_profile is not None:
@@ -386,6 +398,7 @@ class _Run:
             partial=partial,
             probes=probes,
             traces=tuple(self.traces.events),
+            jit_compiles=tuple(self.compiles.events),
             py_callbacks=obs.py_callbacks,
             machine=obs.machine,
         )

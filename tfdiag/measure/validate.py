@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.environment import flavour_of, keras_backend
 from tfdiag.measure.methods import (
     BASELINES,
     INFERENCE,
@@ -15,6 +15,7 @@ from tfdiag.measure.methods import (
     Method,
     method_named,
 )
+from tfdiag.measure.methods_jax import JAX_METHODS
 from tfdiag.measure.subject import is_compiled, leaves
 from tfdiag.records.compare import Settings
 from tfdiag.records.errors import InputError
@@ -160,9 +161,22 @@ def _shapes(model: Any, what: str) -> list[tuple[int | None, ...]] | None:
 
 
 def choose(methods: Iterable[str | Method] | None, *, with_y: bool) -> list[Method]:
+    """The methods to measure: the given ones, else every one of the model's backend (on
+    JAX its inference methods: :mod:`tfdiag.measure.methods_jax`)."""
+    on_jax = keras_backend() == "jax"
     if methods is None:
+        if on_jax:
+            return list(JAX_METHODS)
         return [m for m in METHODS if with_y or m.kind == INFERENCE]
-    chosen = [m if isinstance(m, Method) else method_named(m) for m in methods]
+    jax_named = {m.name: m for m in JAX_METHODS}
+    chosen = [
+        m
+        if isinstance(m, Method)
+        else jax_named[m]
+        if on_jax and m in jax_named
+        else method_named(m)
+        for m in methods
+    ]
     odd = [m.name for m in chosen if m.kind not in KINDS]
     if odd:
         raise InputError(f"method {odd[0]!r} has an unknown kind (expected one of {KINDS})")

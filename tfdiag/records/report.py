@@ -19,6 +19,7 @@ from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
+from tfdiag.records.jit import JitCompile
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.numbers import iqr, median
 from tfdiag.records.probes import Probes
@@ -57,15 +58,33 @@ class Environment:
     tf_keras: str | None = None
     cpu_count: int | None = None
     devices: tuple[str, ...] = ()
+    #: Keras 3's backend (``keras.backend.backend()``: ``tensorflow``, ``jax``, ``torch``),
+    #: None when Keras 3 was not imported or the report predates the field.
+    backend: str | None = None
+    jax: str | None = None
+    jaxlib: str | None = None
 
     def stack(self) -> list[str]:
-        """``["TensorFlow 2.21.0", "Keras 3.15.1", ...]`` for the packages that are installed."""
+        """``["TensorFlow 2.21.0", "Keras 3.15.1", ...]`` for the packages the run used."""
         named = (
             ("TensorFlow", self.tensorflow),
             ("Keras", self.keras),
             ("tf_keras", self.tf_keras),
+            ("jax", self.jax),
+            ("jaxlib", self.jaxlib),
         )
         return [f"{name} {version}" for name, version in named if version]
+
+    @property
+    def framework(self) -> str | None:
+        """What the run computed with: Keras 3's backend when it recorded one, ``jax`` for a
+        JAX program without Keras or TensorFlow, ``tensorflow`` when TensorFlow was loaded,
+        None when the report does not say (a bare .prof, an older report)."""
+        if self.backend:
+            return self.backend
+        if self.jax and not self.tensorflow:
+            return "jax"
+        return "tensorflow" if self.tensorflow else None
 
     def machine(self) -> list[str]:
         """``["2 CPUs", "no GPU"]``: what the run had to compute on."""
@@ -82,6 +101,9 @@ class Environment:
             "tf_keras": self.tf_keras,
             "cpu_count": self.cpu_count,
             "devices": list(self.devices),
+            "backend": self.backend,
+            "jax": self.jax,
+            "jaxlib": self.jaxlib,
         }
 
     @classmethod
@@ -102,6 +124,9 @@ class Environment:
             tf_keras=e.opt_text("tf_keras"),
             cpu_count=e.opt_count("cpu_count", hi=1 << 20),
             devices=e.texts("devices"),
+            backend=e.opt_text("backend"),
+            jax=e.opt_text("jax"),
+            jaxlib=e.opt_text("jaxlib"),
         )
 
 
@@ -173,6 +198,8 @@ class RunRecord:
     traces: tuple[TraceEvent, ...] = ()
     #: Python that TensorFlow called back from its threads during the timed pass.
     py_callbacks: tuple[PyCallback, ...] = ()
+    #: The ``jax.jit`` compilations of the profiled pass, in order (empty: none, or not JAX).
+    jit_compiles: tuple[JitCompile, ...] = ()
     #: The worker's place in a ``tf.distribute`` job (``None``: no strategy, or not recorded).
     distribution: Distribution | None = None
     #: ``profile(..., verify=True)``: each finding's fixes measured against the call as

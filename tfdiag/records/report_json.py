@@ -16,6 +16,7 @@ from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
+from tfdiag.records.jit import JitCompile
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
@@ -77,6 +78,7 @@ def run_record_to_json(record: RunRecord, *, rows_as_tuples: bool = False) -> di
         "probes": probes_to_json(record.probes),
         "traces": [e.to_json() for e in record.traces],
         "py_callbacks": [c.to_json() for c in record.py_callbacks],
+        "jit_compiles": [c.to_json() for c in record.jit_compiles],
         "distribution": None if record.distribution is None else record.distribution.to_json(),
         "verifications": [v.to_json() for v in record.verifications],
         "machine": None if record.machine is None else record.machine.to_json(),
@@ -128,6 +130,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         probes=probes_from_json(d.doc.get("probes")),
         traces=tuple(TraceEvent.from_json(row) for row in d.items("traces")),
         py_callbacks=tuple(PyCallback.from_json(row) for row in d.items("py_callbacks")),
+        jit_compiles=tuple(JitCompile.from_json(row) for row in d.items("jit_compiles")),
         distribution=Distribution.from_json(d.doc.get("distribution")),
         verifications=tuple(Verification.from_json(v) for v in d.items("verifications")),
         machine=MachineLoad.from_json(d.doc.get("machine")),

@@ -22,9 +22,20 @@ def _fixes(fixes: dict[str, str]) -> str:
         return _cell(fixes["other"])
     parts = []
     for key, text in fixes.items():
-        label = "any other call" if key == "other" else key if key in _KINDS else f"({key})"
+        backend, _, bare = key.rpartition(":")
+        label = "any other call" if bare == "other" else bare if bare in _KINDS else f"({bare})"
+        if backend:
+            label = f"on {_BACKENDS.get(backend, backend)}, {label}"
         parts.append(f"**{label}:** {_cell(text)}")
     return "<br>".join(parts)
+
+
+_BACKENDS = {"jax": "JAX"}
+
+
+def _title(spec: FindingSpec[Any]) -> str:
+    others = "; ".join(f"on {_BACKENDS.get(b, b)}: {t}" for b, t in spec.titles.items())
+    return f"{spec.title} ({others})" if others else spec.title
 
 
 def _table(title: str, specs: Iterable[FindingSpec[Any]]) -> list[str]:
@@ -38,7 +49,7 @@ def _table(title: str, specs: Iterable[FindingSpec[Any]]) -> list[str]:
         thresholds = ", ".join(f"`{k}` = {v:g}" for k, v in f.thresholds.items()) or "–"
         high, medium = f.bands
         lines.append(
-            f"| `{f.id}` | {_cell(f.title)} | {_cell(f.when)} | {thresholds} | "
+            f"| `{f.id}` | {_cell(_title(f))} | {_cell(f.when)} | {thresholds} | "
             f"{100 * high:g} % / {100 * medium:g} % | {_fixes(dict(f.fixes))} |"
         )
     return lines

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise import ORDER
+from tfdiag.advise import ORDER, undiagnosed
 from tfdiag.advise.diagnosis import Diagnosis
 from tfdiag.advise.finding import Finding
 from tfdiag.analysis.classify import CostClass
@@ -160,8 +160,11 @@ def _headline(report: RunRecord, brief: bool) -> Text:
     return line
 
 
-def _findings(findings: tuple[Finding, ...], brief: bool) -> RenderableType:
+def _findings(report: RunRecord, findings: tuple[Finding, ...], brief: bool) -> RenderableType:
     if not findings:
+        line = undiagnosed(report)
+        if line is not None:
+            return Text(line)
         return Text("No findings: nothing in this profile crosses a finding's threshold.")
     parts: list[RenderableType] = [
         Text.assemble(("Findings", "bold"), (f" — {ORDER}", "dim")),
@@ -192,7 +195,7 @@ def render_report(d: Diagnosis, brief: bool = False) -> RenderableType:
     """The console view: the answer first (the findings, most important first), then how
     the run was measured, the tables and the probes; ``brief``: the findings only."""
     report, a = d.record, d.analysis
-    parts: list[RenderableType] = [_headline(report, brief), _findings(d.findings, brief)]
+    parts: list[RenderableType] = [_headline(report, brief), _findings(report, d.findings, brief)]
     if brief:
         parts.append(
             Text(

@@ -7,12 +7,7 @@ from __future__ import annotations
 from tfdiag.records.numbers import median
 from tfdiag.records.report import RunRecord, Timing
 from tfdiag.records.units import fmt_s
-
-_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
-
-
-def flavour_name(flavour: str) -> str:
-    return _FLAVOURS.get(flavour, flavour)
+from tfdiag.render.flavour import flavour_label
 
 
 def profiled_line(t: Timing) -> str:
@@ -56,11 +51,12 @@ def job_line(report: RunRecord) -> str | None:
 
 def header_rows(report: RunRecord) -> list[tuple[str, str]]:
     """The header's rows after ``called``/``stack`` (which each view lays out itself), in
-    order: flavour, job, profile, time, first call, load (the machine's, when measured).
+    order: flavour (Keras and its backend), job, profile, time, first call, load (the
+    machine's, when measured).
     The console adds its sparkline after ``time``; the HTML page draws the timeline as a
     chart instead."""
     t = report.timing
-    rows = [("flavour", flavour_name(report.call.flavour))]
+    rows = [("flavour", flavour_label(report.call, report.environment))]
     job = job_line(report)
     if job is not None:
         rows.append(("job", job))

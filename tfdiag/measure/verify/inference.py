@@ -185,12 +185,16 @@ def _cast_once(call: Call) -> Built:
     )
 
 
+#: Keras calls only: they hold on JAX as on TensorFlow.
+BOTH = frozenset({"tensorflow", "jax"})
+
 INFERENCE_VARIANTS = {
     "predict_on_batch": Variant(
         "predict_on_batch",
         INFERENCE,
         _predict_on_batch_applies,
         _predict_on_batch,
+        backends=BOTH,
         reproduces=_SAME_X,
     ),
     "tf.function": Variant(
@@ -201,9 +205,11 @@ INFERENCE_VARIANTS = {
         reproduces=_SAME_X | {"training"},
     ),
     "one predict": Variant(
-        "one predict over all batches", INFERENCE, _predict_of_arrays, _one_predict
+        "one predict over all batches", INFERENCE, _predict_of_arrays, _one_predict, backends=BOTH
     ),
-    "larger batch": Variant("larger batch_size", INFERENCE, _larger_batch_applies, _larger_batch),
+    "larger batch": Variant(
+        "larger batch_size", INFERENCE, _larger_batch_applies, _larger_batch, backends=BOTH
+    ),
     "compiled predict": Variant(
         "compiled as a graph", INFERENCE, _compiled_predict_applies, _compiled_predict
     ),

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tfdiag.capture.environment import keras_backend
 from tfdiag.measure.verify.call import Call
 from tfdiag.records.verification import FIX
 
@@ -79,6 +80,9 @@ class Variant:
     role: str = FIX
     about: str = ""
     reproduces: frozenset[str] | None = None
+    #: The Keras backends it is built for (a ``tf.function`` or tf.data rewrite is
+    #: TensorFlow's; on another backend it does not apply, so TensorFlow is never loaded).
+    backends: frozenset[str] = frozenset({"tensorflow"})
 
     def dropped(self, call: Call) -> tuple[str, ...]:
         """The call's arguments this variant would not reproduce (an argument given as its
@@ -91,6 +95,9 @@ class Variant:
 
     def why_not(self, call: Call) -> str | None:
         """Why the variant does not apply to ``call`` (None: it does)."""
+        backend = keras_backend()
+        if backend is not None and backend not in self.backends:
+            return f"a TensorFlow rewrite: not measured on Keras' {backend} backend yet"
         why = self.applies(call)
         if why is not None:
             return why

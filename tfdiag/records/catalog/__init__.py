@@ -30,6 +30,7 @@ from tfdiag.records.catalog.rule import (
 
 __all__ = [
     "FRAMEWORK_FILES",
+    "FRAMEWORK_ROLES",
     "ROLES",
     "STACKS",
     "Catalog",
@@ -46,14 +47,37 @@ __all__ = [
 
 #: The framework files, in the order their rules are tried (the TF 2.0-2.3 names last, so
 #: they never shadow the current ones). Rules of different files match different module
-#: paths, so the order between them matters only for ``legacy``.
-FRAMEWORK_FILES: tuple[str, ...] = ("common", "keras", "tf_keras", "tensorflow", "legacy")
+#: paths, so the order between them matters only for ``legacy``, and for ``jax``, whose
+#: callback-pool rules go before Keras' broad callback rule.
+FRAMEWORK_FILES: tuple[str, ...] = ("common", "jax", "keras", "tf_keras", "tensorflow", "legacy")
 
 #: The framework stacks tfdiag diagnoses, each the framework files it reads; every role a
 #: detector asks for is given by a rule of each stack (tests/test_roles.py).
 STACKS: dict[str, tuple[str, ...]] = {
     "TensorFlow + Keras 3": ("common", "keras", "tensorflow"),
     "TensorFlow + tf_keras": ("common", "tf_keras", "tensorflow"),
+    "JAX + Keras 3": ("common", "jax", "keras"),
+}
+
+#: The roles of one framework only, by the framework file that gives them: a detector that
+#: asks for one finds nothing on a stack without that file (TensorFlow's graphs, tf.data
+#: and eager ops on JAX; JAX's asynchronous results and callback pool on TensorFlow).
+FRAMEWORK_ROLES: dict[str, frozenset[str]] = {
+    "tensorflow": frozenset(
+        {
+            "eager-op",
+            "function-call",
+            "function-graph",
+            "function-machinery",
+            "graph-call",
+            "iterator-create",
+            "iterator-next",
+            "iterator-object",
+            "op-run",
+            "tracer",
+        }
+    ),
+    "jax": frozenset({"callback-dispatch", "eager-step", "primitive-dispatch", "result-wait"}),
 }
 
 

@@ -93,6 +93,14 @@ ROLES: dict[str, str] = {
     "callback-hook": "the callback list: the per-batch and per-epoch hooks Keras calls "
     "(their calls count the steps and epochs)",
     "callback": "a Keras callback's own code (a built-in callback, the callback list)",
+    "callback-dispatch": "Keras' thread pool for batch-end callbacks, started by each call on "
+    "thread-safe backends (JAX): framework dispatch, not the user's callbacks",
+    "result-wait": "Python waits for the results of a program run asynchronously (JAX): the "
+    "compute, seen from Python",
+    "eager-step": "a Keras step body: run as Python on every batch only when the step is not "
+    "compiled (run_eagerly=True, jit_compile=False)",
+    "primitive-dispatch": "one op dispatched eagerly to its compiled primitive (JAX): its own "
+    "time is the op's run",
 }
 
 

@@ -1,0 +1,138 @@
+"""Keras 3 on JAX: the fixed cost of each ``predict``/``fit``/``evaluate`` call around its
+jitted step.
+
+On JAX every such call builds a data adapter and an epoch iterator, sets up its callbacks,
+starts a thread pool for the batch-end callbacks, gathers the model's variables into the
+step's state and writes them back; the step itself is one call of a jitted XLA program.
+Called per small batch, the set-up is most of the time (seed 003 on Keras 3.15 / jax 0.10,
+CPU: ``predict`` 1.2–2.7 ms, ``predict_on_batch`` 0.11–0.13 ms, a jitted ``stateless_call``
+0.03–0.04 ms). Reported as ``per-call-input-pipeline``, the same mechanism as on TensorFlow,
+with the fix in JAX's terms.
+"""
+
+from __future__ import annotations
+
+from tfdiag.advise.evidence import keras_call, keras_steps, pct, with_role
+from tfdiag.advise.finding import CallKind, Context, Detection
+from tfdiag.analysis.pipeline import Analysis
+from tfdiag.records.catalog import Category
+from tfdiag.records.report import RunRecord
+
+_KINDS = (CallKind.PREDICT, CallKind.FIT, CallKind.EVALUATE)
+
+
+def compiled_s(record: RunRecord, analysis: Analysis) -> float:
+    """Steady seconds of the jitted program as Python sees it: the call of Keras' jitted step
+    (its own time: the compiled program is called from it) and the waits for its results
+    (JAX dispatches asynchronously, so the compute lands in the first wait on an output)."""
+    fns = analysis.steady.functions
+    step = sum(fns[i].self_s for i, _ in with_role(record, analysis, "step", "*iterator_step"))
+    waits = sum(fns[i].cum_s for i, _ in with_role(record, analysis, "result-wait"))
+    return step + waits
+
+
+def compute_bound(ctx: Context) -> Detection | None:
+    """On JAX (no TF profiler): the jitted program and the waits for its results take
+    ≥ ``min_share`` of the steady state."""
+    if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
+        return None
+    share = min(ctx.analysis.of_steady(compiled_s(ctx.record, ctx.analysis)), 1.0)
+    if share < ctx.threshold("min_share"):
+        return None
+    evidence = (
+        f"the jitted XLA program takes {pct(share)} of steady-state time: its call from Keras' "
+        "step and Python's waits for its results (JAX runs it asynchronously); Keras' own "
+        f"Python around it {pct(1 - share)}",
+    )
+    return Detection(share, evidence, values={"jit": "`jit_compile=True` (the default)"})
+
+
+def per_call_overhead(ctx: Context) -> Detection | None:
+    """A Keras ``predict``/``fit``/``evaluate`` on JAX of few steps per call whose time
+    outside its jitted step is ≥ ``min_jax_share`` of the steady state."""
+    if ctx.backend != "jax":
+        return None
+    record, analysis = ctx.record, ctx.analysis
+    call = keras_call(record, analysis)
+    if call is None or call.kind not in _KINDS or analysis.steady_s <= 0:
+        return None
+    steps = keras_steps(record, analysis)
+    per_call = steps.per_iteration / max(steps.calls, 1e-9) if steps is not None else 1.0
+    if per_call > ctx.threshold("max_steps_per_call"):
+        return None  # many steps per call: the set-up is paid once for them
+    fns = analysis.steady.functions
+    entry_s = sum(
+        fns[i].cum_s for i, _ in with_role(record, analysis, "entry", f"JAXTrainer.{call.method}")
+    )
+    if entry_s <= 0:
+        return None
+    step_s = compiled_s(record, analysis)
+    # the whole step (its next batch, its Python when it runs eagerly) is not set-up
+    inside_s = step_s + sum(
+        fns[i].cum_s - fns[i].self_s
+        for i, _ in with_role(record, analysis, "step", "*iterator_step")
+    )
+    impact = min(analysis.of_steady(max(entry_s - inside_s, 0.0)), 1.0)
+    if impact < ctx.threshold("min_jax_share"):
+        return None
+    pool_s = sum(
+        fns[i].cum_s
+        for i, _ in with_role(record, analysis, "callback-dispatch")
+        if not analysis.has_role(i, "result-wait")
+    )
+    evidence = [
+        f"`{call.method}` on JAX: {pct(impact)} of steady-state time is Keras' set-up around "
+        f"its jitted step, which takes {pct(analysis.of_steady(step_s))} (its run and the "
+        "wait for its results)",
+        f"per call: a data adapter and epoch iterator "
+        f"({pct(analysis.steady_share(Category.INPUT_PIPELINE))} non-overlapping), the "
+        f"callbacks' thread pool started and joined ({pct(analysis.of_steady(pool_s))}), "
+        "the model's variables gathered into the step's state and written back",
+    ]
+    if call.looped:
+        evidence.insert(
+            0, f"`{call.method}` is called {call.per_iteration:.3g}× per iteration of your code"
+        )
+    if steps is not None:
+        evidence.append(f"{per_call:.3g} step(s) per `{call.method}` call")
+    return Detection(impact, tuple(evidence), values={"method": call.method})
+
+
+def eager_step(ctx: Context) -> Detection | None:
+    """Keras' step run as Python on JAX, op by op (``run_eagerly=True`` or
+    ``jit_compile=False``): its step body runs on the steady calls, where a jitted step
+    is only traced once, on the first. The removable share is the step's time less its ops'
+    own work (their compiled primitives' time, less ``dispatch_s`` each)."""
+    if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
+        return None
+    record, analysis = ctx.record, ctx.analysis
+    fns = analysis.steady.functions
+    steps = list(with_role(record, analysis, "eager-step"))
+    steps = [(i, f) for i, f in steps if analysis.steady_calls_per_iteration(i) >= 0.5]
+    if not steps:
+        return None
+    step_s = sum(f.cum_s for _, f in steps)
+    prims = list(with_role(record, analysis, "primitive-dispatch"))
+    ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
+    if ops < ctx.threshold("min_ops_per_iteration"):
+        return None
+    calls = sum(fns[i].primitive_calls for i, _ in prims)
+    kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
+    removable = min(analysis.of_steady(max(step_s - kernel_s, 0.0)), 1.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    per_step = sum(analysis.steady_calls_per_iteration(i) for i, _ in steps)
+    evidence = [
+        f"Keras' step (`{steps[0][1].short_name}`) runs as Python {per_step:.3g}× per "
+        f"iteration, {ops:.0f} JAX ops dispatched one at a time: a jitted step runs Python "
+        "only once, when it is traced",
+        f"the ops' own time is {pct(analysis.of_steady(kernel_s))} of steady-state time; the "
+        f"Python around them (layers, autodiff, the optimizer), {pct(removable)}, is what "
+        "jax.jit removes",
+    ]
+    facts = record.call.fact("run_eagerly"), record.call.fact("jit_compile")
+    variant = "run-eagerly" if facts[0] == "True" else "jit-off" if facts[1] == "False" else None
+    if variant is not None:
+        setting = "run_eagerly=True" if variant == "run-eagerly" else "jit_compile=False"
+        evidence.insert(0, f"the model is compiled with `{setting}`")
+    return Detection(removable, tuple(evidence), variant=variant)
