@@ -137,3 +137,35 @@ def test_verify_on_jax_measures_the_keras_fixes_and_never_loads_tensorflow(keras
     assert ran["predict_on_batch"].passed
     assert any("tf.function" in n and "not measured" in n for n in v.notes)
     assert "tensorflow" not in sys.modules
+
+
+def test_the_keras_callback_records_the_compilations_of_its_profiled_batches(
+    keras_jax: Any,
+) -> None:
+    """ProfileCallback starts the compile probe over the batches it profiles, as profile()
+    does: a fit whose batches change size compiles Keras' train step once per new shape."""
+    import jax
+
+    from tfdiag.keras import ProfileCallback
+
+    sizes = [16, 16, 9, 10, 11, 12, 13, 14, 15, 16, 16, 16]
+
+    class Ragged(keras_jax.utils.PyDataset):  # type: ignore[misc, name-defined]
+        def __len__(self) -> int:
+            return len(sizes)
+
+        def __getitem__(self, i: int) -> tuple[Any, Any]:
+            n = sizes[i]
+            return np.ones((n, 4), "float32"), np.ones((n, 1), "float32")
+
+    explain_before = jax.config.jax_explain_cache_misses
+    model = _tiny(keras_jax)
+    cb = ProfileCallback(batches=(3, 9), tf_profiler=False)
+    model.fit(Ragged(), epochs=1, verbose=0, callbacks=[cb])
+    report = cb.report
+    assert report is not None
+    steady = [c for c in report.jit_compiles if c.call > 0]
+    assert len(steady) >= 4, report.jit_compiles  # sizes 10–15 in batches 4–9: new shapes
+    assert all(c.trace_s > 0 for c in steady)
+    assert jax.config.jax_explain_cache_misses == explain_before  # JAX left as it was
+    assert "tensorflow" not in sys.modules

@@ -11,6 +11,7 @@ import cProfile
 import time
 import warnings
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.jit import CompileRecorder
+from tfdiag.capture.jit import recording as jit_recording
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
@@ -156,6 +159,9 @@ class ProfileCallback:
         self._plain = False
         self._tf_note: str | None = None
         self._load: LoadProbe | None = None
+        # JAX's compilations during the profiled batches (Keras on JAX), as profile() has them
+        self._jit: CompileRecorder | None = None
+        self._jit_block: AbstractContextManager[bool] | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -188,11 +194,14 @@ class ProfileCallback:
         probes = self._probes
         if probes is not None:
             probes.batch(self._count - first)
+        if self._jit is not None and self._jit_block is not None:
+            self._jit.call = self._count - first  # the profiled batches' index, as profile()'s
         if self._count == first:
             reason = None if self._lock_held else busy_reason()
             if reason is None:
                 if probes is not None:
                     probes.pause()
+                self._jit_start()
                 self._profiler = new_profiler(self.clock)
                 self._t0 = self.clock()
                 self._profiler.enable()
@@ -303,7 +312,20 @@ class ProfileCallback:
         train_function.__tfdiag_step__ = fn  # type: ignore[attr-defined]
         return train_function
 
+    def _jit_start(self) -> None:
+        """JAX's compile probe over the profiled batches (batch ``first`` is call 0, the
+        cold one; the rest call 1), where the program has imported JAX."""
+        recorder = CompileRecorder()
+        block = jit_recording(recorder)
+        if block.__enter__():
+            self._jit, self._jit_block = recorder, block
+        else:
+            block.__exit__(None, None, None)
+
     def _detach(self) -> None:
+        if self._jit_block is not None:
+            block, self._jit_block = self._jit_block, None
+            block.__exit__(None, None, None)
         if self._profiler is None:
             return
         self._profiler.disable()
@@ -410,6 +432,7 @@ class ProfileCallback:
             traces=probes.traced_in(len(profiled)) if probes is not None else (),
             py_callbacks=found.py_callbacks,
             machine=self._load.record() if self._load is not None else None,
+            jit_compiles=tuple(self._jit.events) if self._jit is not None else (),
             distribution=(
                 None
                 if self._dist is None
