@@ -214,7 +214,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "`max_graph_calls_per_iteration` graph function calls; impact: the steady-state share "
         "outside the ops' kernels (their dispatch time less `dispatch_s` per op) and outside "
         "what other findings account for (≥ `min_share`). Beside graph calls, by volume: the "
-        "eager ops' cost (their op wrappers' time, less the kernels) ≥ `min_share`",
+        "eager ops' cost (their op wrappers' time, or the TF/Keras calls the user's code makes "
+        "that dispatch them, a model called eagerly per step, less the kernels) ≥ `min_share`",
     ),
     FindingSpec(
         "python-in-graph",
