@@ -145,10 +145,13 @@ class FindingSpec(Generic[C]):
     def fix_for(
         self, detection: Detection, kind: CallKind, *, leads: bool = False, alone: bool = False
     ) -> str:
-        """The fix text for this run: the ``alone`` text when the finding leads and no
-        steady-state finding follows, the ``first`` text when it leads ahead of some, else
-        the detection's variant, else the call kind's."""
-        keys = ("alone" if leads and alone else None, "first" if leads else None)
+        """The fix text for this run: the detection's variant when it has one of its own
+        (the cause found names its fix), else the ``alone`` text when the finding leads and
+        no steady-state finding follows, the ``first`` text when it leads ahead of some, else
+        the call kind's."""
+        own = detection.variant if detection.variant in self.fixes else None
+        # The cause found names its own fix, before the texts of where the finding ranks.
+        keys = (own, "alone" if leads and alone else None, "first" if leads else None)
         for key in (*keys, detection.variant, kind.value, "other"):
             if key is not None and key in self.fixes:
                 return _fill(self.fixes[key], detection.values)

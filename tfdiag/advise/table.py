@@ -364,13 +364,33 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "other": "Most of what is left is the model's own ops: after the fixes above, make "
             "them cheaper ({jit}, mixed precision on a GPU, a "
             "smaller model or input).",
+            "host-op": "`{api}` inside the compiled step is the cost ({where}): every step "
+            "it formats or writes its tensor on the host, one `{op}` op at a time. Print or "
+            "write less — a summary (`tf.print(tf.reduce_mean(x))`, `summarize=3`) — or less "
+            "often (every N steps under `tf.cond(step % N == 0, ...)`, or from a callback), "
+            "or remove it once you are done debugging.",
+            "graph-loop": "`{api}` in {where} loops over the batch inside the graph, one "
+            "iteration per element, each running its small ops one at a time: write the "
+            "per-element function for the whole batch (batched ops, `tf.einsum`, "
+            "broadcasting), or replace `tf.map_fn(fn, x)` by `tf.vectorized_map(fn, x)`, "
+            "which vectorises it; {jit} can fuse what is left.",
         },
-        thresholds={"min_share": 0.5, "max_input_wait": 0.2},
+        thresholds={
+            "min_share": 0.5,
+            "max_input_wait": 0.2,
+            "min_host_op_share": 0.1,
+            "min_loop_share": 0.5,
+            "min_loop_iterations": 16,
+        },
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
         "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
         "input less than `max_input_wait`; it says Python-side changes won't help only when no "
-        "steady-state finding is reported beside it",
+        "steady-state finding is reported beside it. Inside the graph, named by its op scope "
+        "(and the user's layer): ops that do none of the model's math (`HOST_OPS` in the "
+        "catalog: `tf.print`, summaries) ≥ `min_host_op_share` of the iteration, or a loop's "
+        "ops (`tf.map_fn`, `tf.while_loop`) run ≥ `min_loop_iterations` per graph call, "
+        "≥ `min_loop_share` of the op time, with the graph calls ≥ `min_share` of steady state",
     ),
     FindingSpec(
         "build-dominated",

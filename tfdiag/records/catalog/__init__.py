@@ -15,9 +15,11 @@ from functools import lru_cache
 
 from tfdiag.records.catalog.culprits import PIPELINE_BUILDERS, RULES
 from tfdiag.records.catalog.legacy import LEGACY_RULES
+from tfdiag.records.catalog.ops import HOST_OPS
 from tfdiag.records.catalog.rule import Catalog, Category, Rule, load_rules, read_json_list
 
 __all__ = [
+    "HOST_OPS",
     "PIPELINE_BUILDERS",
     "TRACERS",
     "Catalog",
