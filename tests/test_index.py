@@ -109,13 +109,16 @@ def test_findings_build_the_index_once_per_record(monkeypatch: pytest.MonkeyPatc
 
 
 def _first_rule(rules: tuple[Rule, ...], file: str, name: str) -> Rule | None:
-    """The catalog's contract, the slow way: the first rule whose globs match."""
+    """The catalog's contract, the slow way: the first rule with a category whose globs
+    match (a role-only rule decides no category)."""
     names = {name, name.rsplit(".", 1)[-1]}
     if name.startswith("<"):
         short = builtin_name(name).strip("{}")
         names |= {short, short.rsplit(".", 1)[-1]}
     path = normalize_path(file)
     for rule in rules:
+        if rule.category is None:
+            continue
         if fnmatch.fnmatchcase(path, rule.path) and any(
             fnmatch.fnmatchcase(n, rule.function) for n in names
         ):

@@ -4,10 +4,7 @@ every call."""
 
 from __future__ import annotations
 
-import fnmatch
-
 from tfdiag.advise.evidence import (
-    functions,
     graph_calls_per_iteration,
     iterators_per_read,
     keras_call,
@@ -18,38 +15,14 @@ from tfdiag.advise.evidence import (
     step_hooks_per_iteration,
     tf_figures,
     times,
+    with_role,
 )
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.records.catalog import PIPELINE_BUILDERS, Category
+from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_s
-
-
-def _is_builder(name: str) -> bool:
-    """Does ``name`` build an input pipeline (rather than read from one)?"""
-    last = name.rsplit(".", 1)[-1]
-    return any(
-        fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(last, pattern)
-        for pattern in PIPELINE_BUILDERS
-    )
-
-
-#: Builders that only start reading a dataset: one per pass over a dataset is inherent.
-_ITERATOR_BUILDERS = (
-    "*Iterator.__init__",
-    "*_create_iterator",
-    "make_iterator",
-    "anonymous_iterator*",
-)
-
-
-def _is_iterator_builder(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1]
-    return any(
-        fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(last, p) for p in _ITERATOR_BUILDERS
-    )
 
 
 def per_call_input_pipeline(ctx: Context) -> Detection | None:
@@ -62,15 +35,15 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
     for r in analysis.culprits:
         if r.category is not Category.INPUT_PIPELINE:
             continue
-        if not _is_builder(report.profile.functions[r.index].name):
-            continue
+        if not analysis.has_role(r.index, "pipeline-builder"):
+            continue  # reads the next batch from a pipeline rather than builds one
         per = analysis.steady_calls_per_iteration(r.index)
         if per < ctx.threshold("min_calls_per_iteration"):
             continue
         if epochs >= 2 and per / calls >= epochs:  # once per epoch: per-epoch-overhead's
             continue
         if (
-            _is_iterator_builder(report.profile.functions[r.index].name)
+            analysis.has_role(r.index, "iterator-builder")
             and per < 2
             and not steps
             and keras is None
@@ -89,9 +62,7 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
         f"{pct(impact)} of steady-state time (cumulative)",
         f"input pipeline self time: {pct(share)} of steady-state time (non-overlapping)",
     ]
-    for i, _ in functions(
-        report, "tensorflow/python/data/ops/iterator_ops.py", "*_create_iterator"
-    ):
+    for i, _ in with_role(report, analysis, "iterator-create"):
         evidence.append(f"tf.data iterators created: {times(analysis, i)} per iteration")
     call = keras
     if call is not None and call.looped:
@@ -100,7 +71,7 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
         )
     method = call.method if call is not None else report.call.method
     variant = None
-    if _is_iterator_builder(report.profile.functions[top.index].name):
+    if analysis.has_role(top.index, "iterator-builder"):
         fresh = iterators_per_read(report, analysis)
         if fresh is not None:
             variant = "iterator-per-step"
@@ -131,9 +102,7 @@ def per_epoch_overhead(ctx: Context) -> Detection | None:
         f"per call: {fmt_s(per_epoch)} per epoch, of which the steps themselves are "
         f"{pct(analysis.of_steady(step_s))}",
     ]
-    iterators = per_iteration(
-        analysis, functions(report, "tensorflow/python/data/ops/iterator_ops.py", "*.__init__")
-    )
+    iterators = per_iteration(analysis, with_role(report, analysis, "iterator-object"))
     if iterators >= steps.epochs:
         evidence.append(
             f"a tf.data iterator is created {iterators / steps.epochs:.3g}× per epoch "
@@ -159,24 +128,12 @@ def per_epoch_overhead(ctx: Context) -> Detection | None:
     )
 
 
-_STEP_FUNCTIONS = (
-    ("keras/src/backend/tensorflow/trainer.py", "*_make_function.<locals>.function"),
-    ("keras/src/backend/tensorflow/trainer.py", "*.train_step"),
-    ("tf_keras/src/engine/training.py", "*make_train_function.<locals>.train_function"),
-    ("tf_keras/src/engine/training.py", "*make_predict_function.<locals>.predict_function"),
-    ("tf_keras/src/engine/training.py", "*make_test_function.<locals>.test_function"),
-    ("tensorflow/python/eager/polymorphic_function/polymorphic_function.py", "Function.__call__"),
-)
-
-
 def _step_function_s(record: RunRecord, analysis: Analysis) -> float:
     """Steady seconds inside the Keras step function (or any tf.function call), the step's
-    own work: the heaviest of the known step functions, cumulative."""
-    best = 0.0
-    for path, name in _STEP_FUNCTIONS:
-        for i, _ in functions(record, path, name):
-            best = max(best, analysis.steady.functions[i].cum_s)
-    return best
+    own work: the heaviest function with the ``step`` role, cumulative."""
+    return max(
+        (analysis.steady.functions[i].cum_s for i in analysis.with_role("step")), default=0.0
+    )
 
 
 def per_step_overhead(ctx: Context) -> Detection | None:
@@ -209,8 +166,7 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         basis = "the TF profiler"
     else:
         execute = sum(
-            analysis.steady.functions[i].self_s
-            for i, _ in functions(report, "~", "*TFE_Py_Execute*")
+            analysis.steady.functions[i].self_s for i, _ in with_role(report, analysis, "op-run")
         )
         work_share = min(analysis.of_steady(execute), 1.0)
         basis = "TFE_Py_Execute's time"
@@ -237,21 +193,6 @@ def _batch_size(record: RunRecord) -> str | None:
     return given
 
 
-_MODEL_BUILDERS = (
-    ("keras/src/models/functional.py", "Functional.__init__"),
-    ("keras/src/models/sequential.py", "Sequential.__init__"),
-    ("keras/src/models/model.py", "Model.__new__"),
-    ("keras/src/saving/saving_api.py", "load_model"),
-    ("keras/src/models/cloning.py", "clone_model"),
-    ("keras/src/trainers/trainer.py", "Trainer.compile"),
-    ("tf_keras/src/engine/functional.py", "Functional.__init__"),
-    ("tf_keras/src/engine/sequential.py", "Sequential.__init__"),
-    ("tf_keras/src/saving/saving_api.py", "load_model"),
-    ("tf_keras/src/models/cloning.py", "clone_model"),
-    ("tf_keras/src/engine/training.py", "Model.compile"),
-)
-
-
 def model_rebuilt_per_call(ctx: Context) -> Detection | None:
     """A new model, or a new ``tf.function`` object, on every call: everything built for
     the last one (its graphs, its compiled step) is thrown away and built again."""
@@ -259,12 +200,11 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
     if analysis.steady_s <= 0:
         return None
     best: tuple[float, int] | None = None
-    for path, name in _MODEL_BUILDERS:
-        for i, _ in functions(report, path, name):
-            if analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration"):
-                share = steady_share(analysis, i)
-                if best is None or share > best[0]:
-                    best = (share, i)
+    for i in analysis.with_role("model-builder"):
+        if analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration"):
+            share = steady_share(analysis, i)
+            if best is None or share > best[0]:
+                best = (share, i)
     fresh = new_functions_per_call(report)
     tracing_share = _tracing_share(report, analysis) if fresh or best is not None else 0.0
     candidates = []
@@ -304,14 +244,10 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
 
 
 def _tracing_share(report: RunRecord, analysis: Analysis) -> float:
-    """What tracing costs the steady state: everything under TensorFlow's tracer (the
-    graph building's own time is only part of it), at least."""
+    """What tracing costs the steady state: everything under a tracer (the graph
+    building's own time is only part of it), at least."""
     share = analysis.steady_share(Category.GRAPH_BUILDING)
-    for i, _ in functions(
-        report,
-        "tensorflow/python/eager/polymorphic_function/tracing_compilation.py",
-        "_create_concrete_function",
-    ):
+    for i in analysis.with_role("tracer"):
         share = max(share, steady_share(analysis, i))
     return share
 

@@ -4,43 +4,26 @@ tensors on every call."""
 from __future__ import annotations
 
 from tfdiag.advise.evidence import (
-    functions,
     iterators_per_read,
     keras_call,
     pct,
     python_callbacks,
     tf_figures,
+    with_role,
 )
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.attribute import edge_weights
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.records.catalog import Category
-from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.catalog import Category, input_stages
+from tfdiag.records.paths import is_user_code
 from tfdiag.records.probes import InputStage
 from tfdiag.records.report import RunRecord
 
-#: tf.data iterator names (the last part of ``Iterator::Root::…``) → what the user wrote.
-_STAGES = (
-    ("Generator", "generator", "the Python generator (`Dataset.from_generator`)"),
-    ("FromGenerator", "generator", "the Python generator (`Dataset.from_generator`)"),
-    ("MapAndBatch", "map-before-batch", "the `map` function, once per element before `batch`"),
-    ("ParallelMapV2", "map", "the parallel `map` function"),
-    ("ParallelMap", "map", "the parallel `map` function"),
-    ("Map", "map", "the `map` function"),
-    ("ParallelInterleaveV4", "read", "the interleaved reading"),
-    ("Interleave", "read", "the interleaved reading"),
-    ("TFRecord", "read", "reading TFRecord files"),
-    ("TextLine", "read", "reading text files"),
-    ("FixedLengthRecord", "read", "reading files"),
-    ("Filter", "filter", "the `filter` function"),
-    ("FlatMap", "map", "the `flat_map` function"),
-)
-
 
 def _stage(name: str) -> tuple[str, str]:
-    """``(kind, label)`` of one iterator path's last stage."""
+    """``(kind, label)`` of one iterator path's last stage (the catalog's stage names)."""
     last = name.rsplit("::", 1)[-1].split("[", 1)[0]
-    for key, kind, label in _STAGES:
+    for key, kind, label in input_stages():
         if last == key:
             return kind, label
     return "other", f"`{last}`"
@@ -128,9 +111,7 @@ def _elements_read(record: RunRecord, analysis: Analysis) -> tuple[float, float]
     if keras_call(record, analysis) is not None:
         return None
     best: tuple[float, float] | None = None
-    for i, _ in functions(
-        record, "tensorflow/python/data/ops/iterator_ops.py", "OwnedIterator.__next__"
-    ):
+    for i, _ in with_role(record, analysis, "iterator-next"):
         fn = analysis.steady.functions[i]
         per = analysis.steady_calls_per_iteration(i)
         if fn.calls and (best is None or per > best[0]):
@@ -144,9 +125,7 @@ def _waiting_without_tf(record: RunRecord, analysis: Analysis) -> tuple[float, s
     (a PyDataset's ``__getitem__``). Building a pipeline is not waiting for it (that is
     per-call-input-pipeline's), so the input pipeline's whole share is not used."""
     best = 0.0
-    for i, _ in functions(
-        record, "tensorflow/python/data/ops/iterator_ops.py", "OwnedIterator.__next__"
-    ):
+    for i, _ in with_role(record, analysis, "iterator-next"):
         best = max(best, analysis.of_steady(analysis.steady.functions[i].cum_s))
     for i, fn in enumerate(analysis.steady.functions):
         if is_user_code(fn.file) and analysis.own[i].get(Category.INPUT_PIPELINE, 0.0) > 0.5:
@@ -189,29 +168,11 @@ def _workers_variant(flavour: str, workers: str) -> str:
 
 # -- conversions -----------------------------------------------------------------------------
 
-#: Where an op converts its own arguments: conversions reached from here are the op
-#: dispatch's business (eager execution), not the inputs'.
-_OP_INTERNALS = (
-    "tensorflow/python/ops/",
-    "tensorflow/python/framework/op_def_library.py",
-    "tensorflow/python/eager/execute.py",
-    "tensorflow/python/framework/tensor_util.py",
-    "keras/src/backend/tensorflow/numpy.py",
-    "keras/src/backend/tensorflow/nn.py",
-    "keras/src/backend/tensorflow/math.py",
-    "keras/src/backend/common/",
-    "keras/src/ops/",
-    "keras/src/layers/",
-    "keras/src/optimizers/",
-    "keras/src/backend/tensorflow/optimizer.py",
-    "tf_keras/src/layers/",
-    "tf_keras/src/optimizers/",
-)
-
 
 def input_conversion_s(record: RunRecord, analysis: Analysis) -> float:
     """Steady seconds converting the call's own inputs: tensor-conversion time whose call
-    path does not come from an op converting its arguments (as every eager op does)."""
+    path does not come from an op converting its arguments (as every eager op does: the
+    ``op-internal`` role)."""
     fns = analysis.steady.functions
     memo: dict[int, float] = {}
 
@@ -227,7 +188,7 @@ def input_conversion_s(record: RunRecord, analysis: Analysis) -> float:
             rule = analysis.rules[e.caller]
             if rule is not None and rule.category is Category.WRAPPER:
                 frac += w * internal(e.caller, depth + 1)
-            elif normalize_path(fns[e.caller].file).startswith(_OP_INTERNALS):
+            elif analysis.has_role(e.caller, "op-internal"):
                 frac += w
             elif _passes_through(analysis, e.caller):
                 frac += w * internal(e.caller, depth + 1)

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fnmatch import fnmatch
 
-from tfdiag.advise.evidence import KERAS_ENTRY_FILES, category_of
+from tfdiag.advise.evidence import category_of
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
-from tfdiag.records.paths import is_user_code, normalize_path
+from tfdiag.records.paths import is_user_code
 
-#: tf.function's own machinery: a call into it runs a graph, not eager ops.
-TF_FUNCTION_INTERNALS = "tensorflow/python/eager/polymorphic_function/"
+#: Roles of calls that run a graph (a tf.function, its machinery) or a Keras loop (``fit``,
+#: ``predict``: their own findings say what they cost), not eager ops one by one.
+_NOT_EAGER = ("function-call", "function-machinery", "graph-call", "entry", "step")
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def eager_calls(
                 c, cs = max(under, key=lambda u: u[1])
                 add(c, min(s, cs), user, depth - 1)
             return
-        if k not in up or fns[k].file == "~" or _graph_entry(fns[k].file):
+        if k not in up or fns[k].file == "~" or _graph_entry(analysis, k):
             return  # not eager work, or a builtin (`sum` over a generator) that calls back
         if excluded(k):
             return
@@ -135,14 +135,5 @@ def eager_calls(
     return EagerCalls(sum(kept.values()), kernel_s, entry, caller)
 
 
-def _graph_entry(file: str) -> bool:
-    """A call into tf.function's machinery (it runs a graph) or a Keras loop (``fit``,
-    ``predict``: their own findings say what they cost)."""
-    path = normalize_path(file)
-    if path.startswith(TF_FUNCTION_INTERNALS):
-        return True
-    return any(_matches(path, pattern) for pattern in KERAS_ENTRY_FILES)
-
-
-def _matches(path: str, pattern: str) -> bool:
-    return fnmatch(path, pattern) or path.endswith(pattern)
+def _graph_entry(analysis: Analysis, k: int) -> bool:
+    return any(analysis.has_role(k, role) for role in _NOT_EAGER)

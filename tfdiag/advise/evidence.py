@@ -29,6 +29,16 @@ def functions(record: RunRecord, path: str, name: str) -> Iterator[tuple[int, Fu
         yield i, fns[i]
 
 
+def with_role(
+    record: RunRecord, analysis: Analysis, role: str, name: str = "*"
+) -> Iterator[tuple[int, FunctionStat]]:
+    """Rows holding a catalog role (``step``, ``tracer``...), in table order; with ``name``,
+    only those whose qualified or last name matches that glob."""
+    fns = record.profile.functions
+    for i in analysis.with_role(role, name):
+        yield i, fns[i]
+
+
 def per_iteration(analysis: Analysis, rows: Iterator[tuple[int, FunctionStat]]) -> float:
     """Steady-state calls per iteration of the heaviest-called of ``rows`` (0 when none)."""
     return max((analysis.steady_calls_per_iteration(i) for i, _ in rows), default=0.0)
@@ -59,14 +69,6 @@ def tf_figures(record: RunRecord) -> OpFigures | None:
 
 # -- the Keras call and its steps -----------------------------------------------------------
 
-KERAS_ENTRY_FILES = (
-    "keras/src/backend/tensorflow/trainer.py",
-    "keras/src/trainers/trainer.py",
-    "tf_keras/src/engine/training.py",
-    "*/python/keras/engine/training*.py",
-)
-_KERAS_METHODS = ("predict", "fit", "evaluate", "*_on_batch")
-
 
 @dataclass(frozen=True)
 class KerasCall:
@@ -87,12 +89,10 @@ def keras_call(record: RunRecord, analysis: Analysis) -> KerasCall | None:
     if kind is not CallKind.OTHER:
         return KerasCall(kind, record.call.method, 1.0, looped=False)
     best: tuple[float, int] | None = None
-    for path in KERAS_ENTRY_FILES:
-        for method in _KERAS_METHODS:
-            for i, _ in functions(record, path, method):
-                per = analysis.steady_calls_per_iteration(i)
-                if per >= 1 and (best is None or analysis.steady.functions[i].cum_s > best[0]):
-                    best = (analysis.steady.functions[i].cum_s, i)
+    for i in analysis.with_role("entry"):
+        per = analysis.steady_calls_per_iteration(i)
+        if per >= 1 and (best is None or analysis.steady.functions[i].cum_s > best[0]):
+            best = (analysis.steady.functions[i].cum_s, i)
     if best is None:
         return None
     name = record.profile.functions[best[1]].name.rsplit(".", 1)[-1]
@@ -122,7 +122,6 @@ _HOOKS = {
     "test": "*CallbackList.on_test_batch_begin",
     "predict": "*CallbackList.on_predict_batch_begin",
 }
-_CALLBACK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
 
 
 @dataclass(frozen=True)
@@ -167,9 +166,8 @@ def keras_steps(record: RunRecord, analysis: Analysis) -> Steps | None:
         kind = max(counts, key=lambda k: counts[k])
         if counts[kind] <= 0:
             return None
-    epochs = max(
-        per_iteration(analysis, functions(record, f, "*CallbackList.on_epoch_begin"))
-        for f in _CALLBACK_FILES
+    epochs = per_iteration(
+        analysis, with_role(record, analysis, "callback-hook", "*CallbackList.on_epoch_begin")
     )
     return Steps(counts[kind], epochs if kind == "train" else calls, kind, calls)
 
@@ -177,22 +175,12 @@ def keras_steps(record: RunRecord, analysis: Analysis) -> Steps | None:
 def step_hooks_per_iteration(record: RunRecord, analysis: Analysis, kind: str) -> float:
     """Keras' per-batch hook calls of ``kind`` (``train``/``test``/``predict``) per steady
     iteration: the steps of that kind."""
-    return max(
-        (per_iteration(analysis, functions(record, f, _HOOKS[kind])) for f in _CALLBACK_FILES),
-        default=0.0,
-    )
+    return per_iteration(analysis, with_role(record, analysis, "callback-hook", _HOOKS[kind]))
 
 
 def graph_calls_per_iteration(record: RunRecord, analysis: Analysis) -> float:
     """Calls of already-traced graph functions per steady iteration (tf.function steps)."""
-    return per_iteration(
-        analysis,
-        functions(
-            record,
-            "tensorflow/python/eager/polymorphic_function/concrete_function.py",
-            "*_call_flat",
-        ),
-    )
+    return per_iteration(analysis, with_role(record, analysis, "graph-call"))
 
 
 def iterators_per_read(record: RunRecord, analysis: Analysis) -> tuple[float, float] | None:
@@ -201,16 +189,11 @@ def iterators_per_read(record: RunRecord, analysis: Analysis) -> tuple[float, fl
     Keras reads the data or each iterator reads more than a couple of batches."""
     if keras_call(record, analysis) is not None:
         return None
-    created = per_iteration(
-        analysis, functions(record, _ITERATOR_OPS, "OwnedIterator._create_iterator")
-    )
-    reads = per_iteration(analysis, functions(record, _ITERATOR_OPS, "OwnedIterator.__next__"))
+    created = per_iteration(analysis, with_role(record, analysis, "iterator-create"))
+    reads = per_iteration(analysis, with_role(record, analysis, "iterator-next"))
     if created < 1 or reads < 1 or reads / created > 2:
         return None
     return created, reads / created
-
-
-_ITERATOR_OPS = "tensorflow/python/data/ops/iterator_ops.py"
 
 
 def user_frames(record: RunRecord) -> Iterator[tuple[int, FunctionStat]]:

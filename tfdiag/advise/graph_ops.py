@@ -9,12 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tfdiag.advise.evidence import functions, graph_calls_per_iteration, pct
+from tfdiag.advise.evidence import graph_calls_per_iteration, pct
 from tfdiag.advise.finding import Context
 from tfdiag.records.catalog import HOST_OPS
 from tfdiag.records.probes import OpRow, TfProfile
 
-_CALL_FLAT = "tensorflow/python/eager/polymorphic_function/concrete_function.py"
 #: Scopes of a graph that are not the user's layers.
 _WRAPPING = ("StatefulPartitionedCall", "PartitionedCall", "gradient_tape")
 _LOOP = re.compile(r"/while(?:_grad)?/")
@@ -100,9 +99,7 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
         "min_loop_iterations"
     ):
         return None
-    graph_s = sum(
-        analysis.steady.functions[g].cum_s for g, _ in functions(report, _CALL_FLAT, "*_call_flat")
-    )
+    graph_s = sum(analysis.steady.functions[g].cum_s for g in analysis.with_role("graph-call"))
     share = min(analysis.of_steady(graph_s), 1.0)
     if share < ctx.threshold("min_share"):
         return None

@@ -17,22 +17,20 @@ from tfdiag.advise.evidence import (
     python_callbacks,
     tf_figures,
     times,
+    with_role,
 )
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.records.catalog import TRACERS, Category
+from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
 from tfdiag.records.stats import FunctionStat
 from tfdiag.records.traces import TraceEvent
 
-#: tf.function's own machinery, walked through when looking for who asked for a trace.
-_TF_FUNCTION_INTERNALS = "tensorflow/python/eager/polymorphic_function/"
-
 
 def _caller_chain(analysis: Analysis, i: int, stop: Category) -> list[int]:
     """Walk the heaviest caller edges up from ``i`` while frames are ``stop``, wrappers or
-    tf.function's own machinery."""
+    tf.function's own machinery (the ``function-machinery`` role)."""
     chain = []
     seen = {i}
     fn = analysis.steady.functions[i]
@@ -42,8 +40,7 @@ def _caller_chain(analysis: Analysis, i: int, stop: Category) -> list[int]:
             break
         seen.add(edge.caller)
         chain.append(edge.caller)
-        caller = analysis.steady.functions[edge.caller]
-        plumbing = normalize_path(caller.file).startswith(_TF_FUNCTION_INTERNALS)
+        plumbing = analysis.has_role(edge.caller, "function-machinery")
         if category_of(analysis, edge.caller) not in (stop, Category.WRAPPER) and not plumbing:
             break
         fn = analysis.steady.functions[edge.caller]
@@ -134,9 +131,8 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
     report, analysis = ctx.record, ctx.analysis
     tracers = [
         i
-        for i, fn in enumerate(report.profile.functions)
-        if fn.name.rsplit(".", 1)[-1] in TRACERS
-        and category_of(analysis, i) is Category.GRAPH_BUILDING
+        for i in analysis.with_role("tracer")
+        if category_of(analysis, i) is Category.GRAPH_BUILDING
         and analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration")
     ]
     if not tracers or analysis.steady_s <= 0:
@@ -228,14 +224,6 @@ def _cause(
 
 # -- eager ----------------------------------------------------------------------------
 
-_BUILDERS = (
-    "Functional.__init__",
-    "Sequential.__init__",
-    "load_model",
-    "load_weights",
-    "clone_model",
-)
-
 
 def eager_execution(ctx: Context) -> Detection | None:
     """Ops dispatched one at a time from Python, with no graph function doing the work.
@@ -245,7 +233,7 @@ def eager_execution(ctx: Context) -> Detection | None:
     built per call, the user's own Python).
     """
     report, analysis = ctx.record, ctx.analysis
-    eager = list(functions(report, "~", "*TFE_Py_FastPathExecute*"))
+    eager = list(with_role(report, analysis, "eager-op"))
     if not eager or analysis.steady_s <= 0:
         return None
     i, _ = eager[0]
@@ -313,9 +301,7 @@ def _kept_and_builders(report: RunRecord, analysis: Analysis) -> tuple[float, fl
     builders = max(
         (
             min(analysis.of_steady(analysis.steady.functions[j].cum_s), 1.0)
-            for name in _BUILDERS
-            for flavour in ("keras/*", "tf_keras/*")
-            for j, _ in functions(report, flavour, f"*{name}")
+            for j in analysis.with_role("model-builder")
         ),
         default=0.0,
     )
@@ -384,7 +370,7 @@ def _eager_around_graphs(
 
 def _eager_calls(ctx: Context, i: int) -> EagerCalls | None:
     report, analysis = ctx.record, ctx.analysis
-    builders = {j for name in _BUILDERS for j, _ in functions(report, "*", f"*{name}")}
+    builders = set(analysis.with_role("model-builder"))
     builders.update(j for name in _MAKERS for j, _ in functions(report, "*", name))
     return eager_calls(
         analysis,
@@ -425,14 +411,7 @@ def _unclaimed(analysis: Analysis, i: int) -> float:
 
 def _graph_calls_s(report: RunRecord, analysis: Analysis) -> float:
     """Steady seconds in graph calls (``_call_flat``)."""
-    return sum(
-        analysis.steady.functions[g].cum_s
-        for g, _ in functions(
-            report,
-            "tensorflow/python/eager/polymorphic_function/concrete_function.py",
-            "*_call_flat",
-        )
-    )
+    return sum(analysis.steady.functions[g].cum_s for g in analysis.with_role("graph-call"))
 
 
 def _graph_time_under(report: RunRecord, analysis: Analysis, j: int) -> float:
@@ -440,9 +419,7 @@ def _graph_time_under(report: RunRecord, analysis: Analysis, j: int) -> float:
     through function ``j``."""
     fns = analysis.steady.functions
     total = 0.0
-    for g, _ in functions(
-        report, "tensorflow/python/eager/polymorphic_function/concrete_function.py", "*_call_flat"
-    ):
+    for g in analysis.with_role("graph-call"):
         i, seen = g, {g}
         while fns[i].callers:
             i = max(fns[i].callers, key=lambda e: e.cum_s).caller
@@ -468,7 +445,7 @@ def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> tuple[int, st
         seen.add(caller)
         if is_user_code(fns[caller].file):
             path = normalize_path(fns[below].file)
-            if path.startswith(_TF_FUNCTION_INTERNALS) or "trainer" in path:
+            if analysis.has_role(below, "function-machinery") or "trainer" in path:
                 return None  # a graph call or a Keras loop: not only eager work
             return below, fns[below].short_name
         if category_of(analysis, caller) is not Category.WRAPPER:
@@ -477,25 +454,16 @@ def _eager_entry(report: RunRecord, analysis: Analysis, i: int) -> tuple[int, st
     return None
 
 
-_POLYMORPHIC = "tensorflow/python/eager/polymorphic_function/polymorphic_function.py"
-
-
 def _functions_run_as_python(report: RunRecord, analysis: Analysis) -> str | None:
     """``tf.function`` s called on every iteration that never reach their graph
     (``Function._call``): ``tf.config.run_functions_eagerly(True)`` makes ``__call__`` run
     the Python function instead, whatever it was set by."""
     called = max(
-        (
-            analysis.steady_calls_per_iteration(i)
-            for i, _ in functions(report, _POLYMORPHIC, "*Function.__call__")
-        ),
+        (analysis.steady_calls_per_iteration(i) for i in analysis.with_role("function-call")),
         default=0.0,
     )
     graphed = max(
-        (
-            analysis.steady_calls_per_iteration(i)
-            for i, _ in functions(report, _POLYMORPHIC, "*Function._call")
-        ),
+        (analysis.steady_calls_per_iteration(i) for i in analysis.with_role("function-graph")),
         default=0.0,
     )
     if called < 1 or graphed > 0:

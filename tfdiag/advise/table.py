@@ -62,7 +62,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         },
         thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
         when="an input-pipeline function that *builds* a pipeline (an adapter, a dataset, an "
-        "iterator: `PIPELINE_BUILDERS` in the catalog) runs ≥ `min_calls_per_iteration` per "
+        "iterator: the catalog's `pipeline-builder` role) runs ≥ `min_calls_per_iteration` per "
         "steady iteration, not once per epoch, and its cumulative time is ≥ `min_share` of "
         "steady state; reading the next batch from a pipeline (as inside one `fit`) does not "
         "count",
@@ -175,7 +175,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "give it an `input_signature` or `reduce_retracing=True`.",
         },
         thresholds={"min_calls_per_iteration": 0.5},
-        when="a tracer (`TRACERS` in the catalog) runs ≥ `min_calls_per_iteration` per steady "
+        when="a tracer (the catalog's `tracer` role) runs ≥ `min_calls_per_iteration` per steady "
         "iteration; the cause is read from the recorded traces (which argument, which "
         "dimension, a new function object, tf.data's functions)",
     ),

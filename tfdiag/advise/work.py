@@ -4,13 +4,12 @@ model's own ops, and one-time build cost."""
 from __future__ import annotations
 
 from tfdiag.advise.evidence import (
-    KERAS_ENTRY_FILES,
     category_of,
     effective_kind,
-    functions,
     pct,
     tf_figures,
     user_frames,
+    with_role,
 )
 from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.advise.graph_ops import graph_loop, host_op
@@ -21,27 +20,20 @@ from tfdiag.records.report import RunRecord
 from tfdiag.records.traces import TraceEvent
 from tfdiag.records.units import fmt_s
 
-_HOOK_FILES = ("keras/src/callbacks/callback_list.py", "tf_keras/src/callbacks.py")
-
 
 def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
     """Steady seconds under Keras' callback hooks, everything they call included (the user's
     callback calling ``predict``, say): the outermost ``CallbackList.on_*`` calls only."""
     fns = analysis.steady.functions
     total = 0.0
-    for path in _HOOK_FILES:
-        for i, _ in functions(record, path, "CallbackList.on_*"):
-            outer = [
-                e for e in fns[i].callers if not fns[e.caller].name.startswith("CallbackList.")
-            ]
-            if fns[i].callers and not outer:
-                continue
-            share = (
-                sum(e.cum_s for e in outer) / fns[i].cum_s
-                if fns[i].callers and fns[i].cum_s
-                else 1.0
-            )
-            total += fns[i].cum_s * min(share, 1.0)
+    for i, _ in with_role(record, analysis, "callback-hook", "CallbackList.on_*"):
+        outer = [e for e in fns[i].callers if not fns[e.caller].name.startswith("CallbackList.")]
+        if fns[i].callers and not outer:
+            continue
+        share = (
+            sum(e.cum_s for e in outer) / fns[i].cum_s if fns[i].callers and fns[i].cum_s else 1.0
+        )
+        total += fns[i].cum_s * min(share, 1.0)
     return total
 
 
@@ -105,16 +97,15 @@ def _keras_call_in_callback(
     """``model.predict``/``evaluate`` called from the user's own code under a callback hook
     (not fit's own validation): ``(method, calls per iteration, steady share)``."""
     best: tuple[str, float, float] | None = None
-    for path in KERAS_ENTRY_FILES:
-        for method in _NESTED_METHODS:
-            for i, _ in functions(record, path, method):
-                user_s = _from_user_hooks(analysis, i)
-                if user_s <= 0:
-                    continue
-                per = analysis.steady_calls_per_iteration(i)
-                share = min(analysis.of_steady(user_s), 1.0)
-                if best is None or share > best[2]:
-                    best = (method, per, share)
+    for method in _NESTED_METHODS:
+        for i, _ in with_role(record, analysis, "entry", method):
+            user_s = _from_user_hooks(analysis, i)
+            if user_s <= 0:
+                continue
+            per = analysis.steady_calls_per_iteration(i)
+            share = min(analysis.of_steady(user_s), 1.0)
+            if best is None or share > best[2]:
+                best = (method, per, share)
     return best
 
 
@@ -186,8 +177,8 @@ def _owner(record: RunRecord, analysis: Analysis, i: int) -> tuple[str, str] | N
             return fn.name, "user"
         if "progbar" in path or "Progbar" in fn.name:
             return "progress bar", "progbar"
-        if path.startswith(("keras/src/callbacks/", "tf_keras/src/callbacks")) and not (
-            "CallbackList" in fn.name or path.endswith("callback_list.py")
+        if analysis.has_role(i, "callback") and not (
+            "CallbackList" in fn.name or analysis.has_role(i, "callback-hook")
         ):
             return fn.name.split(".", 1)[0], "keras"
         if not fn.callers:
@@ -320,7 +311,7 @@ def where_the_time_went(ctx: Context) -> Detection | None:
             f"waiting for input {pct(figures.input_wait_share)}: neither reaches a finding's "
             "threshold"
         )
-    for i, _ in functions(report, "~", "*TFE_Py_FastPathExecute*"):
+    for i, _ in with_role(report, analysis, "eager-op"):
         evidence.append(
             f"{analysis.steady_calls_per_iteration(i):.0f} eager op dispatches per iteration, "
             f"{pct(analysis.of_steady(analysis.steady.functions[i].self_s))} of the time"

@@ -135,7 +135,7 @@ def claim_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tu
 
     def direct(i: int) -> Dist | None:
         rule = rules[i]
-        if rule is not None and rule.claims:
+        if rule is not None and rule.claims and rule.category is not None:
             return {rule.category: 1.0}
         return _OTHER if _is_strong(rule) else None
 
@@ -159,7 +159,7 @@ def inherited_distributions(
     def direct(i: int) -> Dist | None:
         rule = rules[i]
         if _is_strong(rule):
-            assert rule is not None
+            assert rule is not None and rule.category is not None  # matched: categorizing
             return {rule.category: 1.0}
         if rule is None and is_user_code(fns[i].file):
             return claims[i]
@@ -185,7 +185,7 @@ def own_distributions(
     out: list[Dist] = []
     for i, fn in enumerate(stats.functions):
         rule = rules[i]
-        if rule is not None and rule.weak:
+        if rule is not None and rule.weak and rule.category is not None:
             # An op run for a culprit is that culprit's; but an op converting an argument is
             # still an op, so a conversion's context does not take it.
             dist = {c: s for c, s in inherited[i].items() if c not in _WEAK_KEEPS}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.analysis.xprof import BREAKDOWN
-from tfdiag.records.catalog import TRACERS, Category
+from tfdiag.records.catalog import Category
 from tfdiag.records.numbers import median
 from tfdiag.records.probes import TfProfile
 from tfdiag.records.report import RunRecord
@@ -113,10 +113,8 @@ def retracing_check(report: RunRecord) -> RetracingCheck | None:
     a = analysis_of(report)
     tracers = [
         i
-        for i, fn in enumerate(report.profile.functions)
-        if fn.name.rsplit(".", 1)[-1] in TRACERS
-        and (rule := a.rules[i]) is not None
-        and rule.category is Category.GRAPH_BUILDING
+        for i in a.with_role("tracer")
+        if (rule := a.rules[i]) is not None and rule.category is Category.GRAPH_BUILDING
     ]
     if tracers:
         i = max(tracers, key=lambda t: a.steady.functions[t].primitive_calls)

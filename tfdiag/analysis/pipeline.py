@@ -5,7 +5,7 @@ Pure functions of a :class:`~tfdiag.records.report.RunRecord`; no TensorFlow, no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tfdiag.analysis.attribute import (
@@ -18,6 +18,7 @@ from tfdiag.analysis.attribute import (
     own_distributions,
 )
 from tfdiag.analysis.classify import Classification, CostClass, classify
+from tfdiag.analysis.roles import Roles
 from tfdiag.records.catalog import Category, Rule, default_catalog
 from tfdiag.records.stats import ProfileStats
 
@@ -61,6 +62,18 @@ class Analysis:
     steady: ProfileStats
     steady_attribution: Attribution
     exact_steady: bool
+    #: The functions by role (the catalog's and the user's rules), resolved on first use.
+    roles: Roles = field(compare=False, repr=False, kw_only=True)
+
+    def with_role(self, role: str, name: str = "*") -> tuple[int, ...]:
+        """The functions (indices into the profile, in table order) holding ``role``
+        (:data:`~tfdiag.records.catalog.ROLES`); with ``name``, those whose qualified or
+        last name matches that glob."""
+        return self.roles.with_role(role, name)
+
+    def has_role(self, i: int, role: str) -> bool:
+        """Does function ``i`` hold ``role``?"""
+        return self.roles.has_role(i, role)
 
     @property
     def runtime_minus_build_s(self) -> float:
@@ -145,7 +158,9 @@ def analyze(report: RunRecord) -> Analysis:
         steady_stats, exact = stats, False
     rows = []
     for i, (fn, rule, cls) in enumerate(zip(stats.functions, rules, classes)):
-        if rule is None or rule.category in (Category.WRAPPER, Category.OTHER):
+        if rule is None or rule.category is None:
+            continue
+        if rule.category in (Category.WRAPPER, Category.OTHER):
             continue
         category: Category = rule.category
         if rule.weak:  # shown under where its time went, e.g. a tf.data op → input pipeline
@@ -178,4 +193,5 @@ def analyze(report: RunRecord) -> Analysis:
         steady=steady_stats,
         steady_attribution=attribute(steady_stats, rules, classes, own) if exact else attribution,
         exact_steady=exact,
+        roles=Roles(stats, catalog.rules),
     )

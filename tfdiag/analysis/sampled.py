@@ -49,20 +49,25 @@ def stack_category(
     leaf = len(frames) - 1
     rule = rules[leaf]
     if _strong(rule):
-        assert rule is not None
+        assert rule is not None and rule.category is not None  # matched: categorizing
         return rule.category
     if rule is None and is_user_code(frames[leaf][0]):
         return _claim_above(rules, leaf) or Category.USER_CODE
     context = Category.OTHER
     for above in range(leaf - 1, -1, -1):
         r = rules[above]
-        if _strong(r) and r is not None:
+        if _strong(r) and r is not None and r.category is not None:
             context = r.category
             break
         if r is None and is_user_code(frames[above][0]):
             context = _claim_above(rules, above) or Category.OTHER
             break
-    if rule is not None and rule.weak and context in (Category.OTHER, Category.TENSOR_CONVERSION):
+    if (
+        rule is not None
+        and rule.weak
+        and rule.category is not None
+        and context in (Category.OTHER, Category.TENSOR_CONVERSION)
+    ):
         return rule.category
     return context
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from tfdiag.advise import FINDINGS, CallKind, FindingSpec
 from tfdiag.advise.job_table import JOB_FINDINGS
-from tfdiag.records.catalog import Category, default_catalog
+from tfdiag.records.catalog import ROLES, Category, Rule, frameworks
 
 _KINDS = {k.value for k in CallKind}
 
@@ -53,15 +53,42 @@ def catalog_markdown() -> str:
     ]
     lines += [
         "",
+        "## Roles",
+        "",
+        "What a function is to the detectors, given by the rules below (a function holds every "
+        "role of every rule that matches it; a rule with roles and no category changes no "
+        "category).",
+        "",
+        "| role | a function holding it |",
+        "|---|---|",
+        *(f"| `{role}` | {_cell(about)} |" for role, about in ROLES.items()),
+        "",
         "## Culprit rules (first match wins)",
         "",
-        "| # | module path | function | category | why |",
-        "|---|---|---|---|---|",
+        "One file per framework under `tfdiag/records/catalog/`, tried in this order.",
     ]
-    for n, r in enumerate(default_catalog().rules, 1):
-        flags = " (weak)" if r.weak else " (entry)" if r.entry else ""
-        cat = "wrapper (looked through)" if r.category is Category.WRAPPER else r.category.value
-        lines.append(
-            f"| {n} | `{_cell(r.path)}` | `{_cell(r.function)}` | {cat}{flags} | {_cell(r.why)} |"
-        )
+    n = 0
+    for framework in frameworks():
+        lines += [
+            "",
+            f"### `{framework.name}.py`: {_cell(framework.about)}",
+            "",
+            "| # | module path | function | category | roles | why |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in framework.rules:
+            n += 1
+            lines.append(
+                f"| {n} | `{_cell(r.path)}` | `{_cell(r.function)}` | {_category(r)} | "
+                f"{', '.join(f'`{x}`' for x in sorted(r.roles)) or '–'} | {_cell(r.why)} |"
+            )
     return "\n".join(lines) + "\n"
+
+
+def _category(rule: Rule) -> str:
+    if rule.category is None:
+        return "– (roles only)"
+    if rule.category is Category.WRAPPER:
+        return "wrapper (looked through)"
+    flags = " (weak)" if rule.weak else " (claims)" if rule.claims else ""
+    return f"{rule.category.value}{flags}"

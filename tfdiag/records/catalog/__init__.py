@@ -4,38 +4,78 @@ A rule is data (:class:`~tfdiag.records.catalog.rule.Rule`): a glob on the modul
 (relative to site-packages, ``/`` separated), a glob on the function's qualified name,
 a category and a one-line *why*. The first matching rule wins; user rules go first.
 What to do about a category's time is the findings' business
-(:mod:`tfdiag.advise.table`), so fix text lives in one place. The built-in rules are
-:mod:`~tfdiag.records.catalog.culprits` (TF 2.21 / Keras 3 / tf_keras) and
-:mod:`~tfdiag.records.catalog.legacy` (TF 2.0–2.3).
+(:mod:`tfdiag.advise.table`), so fix text lives in one place. A rule may also give the
+functions it matches *roles* (:data:`ROLES`), which the detectors ask for instead of
+quoting framework paths.
+
+The built-in rules are one file per framework, listed in :data:`FRAMEWORK_FILES`: each
+defines ``FRAMEWORK`` (a :class:`~tfdiag.records.catalog.rule.Framework`). Adding a
+framework is a file here and its name in that tuple.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import import_module
 
-from tfdiag.records.catalog.culprits import PIPELINE_BUILDERS, RULES
-from tfdiag.records.catalog.legacy import LEGACY_RULES
 from tfdiag.records.catalog.ops import HOST_OPS
-from tfdiag.records.catalog.rule import Catalog, Category, Rule, load_rules, read_json_list
+from tfdiag.records.catalog.rule import (
+    ROLES,
+    Catalog,
+    Category,
+    Framework,
+    Rule,
+    load_rules,
+    read_json_list,
+)
 
 __all__ = [
+    "FRAMEWORK_FILES",
     "HOST_OPS",
-    "PIPELINE_BUILDERS",
-    "TRACERS",
+    "ROLES",
+    "STACKS",
     "Catalog",
     "Category",
+    "Framework",
     "Rule",
     "default_catalog",
+    "frameworks",
+    "input_stages",
     "load_rules",
     "read_json_list",
 ]
 
-#: The functions that trace Python into a graph (TF 2.4+ and the TF 2.0–2.3 name): one call
-#: is one trace.
-TRACERS = ("_create_concrete_function", "func_graph_from_py_func", "_create_graph_function")
+#: The framework files, in the order their rules are tried (the TF 2.0-2.3 names last, so
+#: they never shadow the current ones). Rules of different files match different module
+#: paths, so the order between them matters only for ``legacy``.
+FRAMEWORK_FILES: tuple[str, ...] = ("common", "keras", "tf_keras", "tensorflow", "legacy")
+
+#: The framework stacks tfdiag diagnoses, each the framework files it reads; every role a
+#: detector asks for is given by a rule of each stack (tests/test_roles.py).
+STACKS: dict[str, tuple[str, ...]] = {
+    "TensorFlow + Keras 3": ("common", "keras", "tensorflow"),
+    "TensorFlow + tf_keras": ("common", "tf_keras", "tensorflow"),
+}
+
+
+@lru_cache(maxsize=1)
+def frameworks() -> tuple[Framework, ...]:
+    """The framework files' tables, in :data:`FRAMEWORK_FILES` order."""
+    out = []
+    for name in FRAMEWORK_FILES:
+        table = import_module(f"{__name__}.{name}").FRAMEWORK
+        if not isinstance(table, Framework):  # pragma: no cover - a broken catalog file
+            raise TypeError(f"{__name__}.{name}.FRAMEWORK is not a Framework")
+        out.append(table)
+    return tuple(out)
 
 
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
     """The built-in catalog (one shared instance, so its match cache is shared too)."""
-    return Catalog(RULES + LEGACY_RULES)
+    return Catalog(tuple(rule for f in frameworks() for rule in f.rules))
+
+
+def input_stages() -> tuple[tuple[str, str, str], ...]:
+    """Input-pipeline stage names → ``(kind, what the user wrote)``, every framework's."""
+    return tuple(stage for f in frameworks() for stage in f.stages)

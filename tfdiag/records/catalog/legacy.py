@@ -7,7 +7,7 @@ These paths do not exist in TF 2.21, so the rules never shadow the current ones;
 
 from __future__ import annotations
 
-from tfdiag.records.catalog.rule import Category, Rule
+from tfdiag.records.catalog.rule import Category, Framework, Rule
 
 IP = Category.INPUT_PIPELINE
 GB = Category.GRAPH_BUILDING
@@ -15,24 +15,27 @@ OX = Category.OP_EXECUTION
 CB = Category.CALLBACKS
 OT = Category.OTHER
 
+ENTRY = frozenset({"entry"})
+_BUILDER = frozenset({"pipeline-builder"})
+
 LEGACY_RULES: tuple[Rule, ...] = (
     Rule(
-        "*/python/keras/engine/training.py", "predict", OT, "TF 2.x tf.keras predict()", entry=True
+        "*/python/keras/engine/training.py", "predict", OT, "TF 2.x tf.keras predict()", roles=ENTRY
     ),
-    Rule("*/python/keras/engine/training.py", "fit", OT, "TF 2.x tf.keras fit()", entry=True),
+    Rule("*/python/keras/engine/training.py", "fit", OT, "TF 2.x tf.keras fit()", roles=ENTRY),
     Rule(
         "*/python/keras/engine/training.py",
         "evaluate",
         OT,
         "TF 2.x tf.keras evaluate()",
-        entry=True,
+        roles=ENTRY,
     ),
     Rule(
         "*/python/keras/engine/training.py",
         "*_on_batch",
         OT,
         "TF 2.x tf.keras *_on_batch()",
-        entry=True,
+        roles=ENTRY,
     ),
     Rule(
         "*/python/keras/engine/training_v2*.py",
@@ -103,4 +106,29 @@ LEGACY_RULES: tuple[Rule, ...] = (
         CB,
         "TF 2.x Keras callbacks run every batch",
     ),
+    # -- roles only (no category) ----------------------------------------------------
+    *(
+        Rule("*/python/keras/engine/training*.py", m, None, "TF 2.x tf.keras method", roles=ENTRY)
+        for m in ("predict", "fit", "evaluate", "*_on_batch")
+    ),
+    Rule(
+        "*/python/framework/func_graph.py",
+        "func_graph_from_py_func",
+        None,
+        "TF 2.0-2.3 traces a graph",
+        roles=frozenset({"tracer"}),
+    ),
+    Rule(
+        "*/python/eager/function.py",
+        "_create_graph_function",
+        None,
+        "TF 2.0-2.3 traces a graph function",
+        roles=frozenset({"tracer"}),
+    ),
+    *(
+        Rule("*", name, None, "TF 2.0-2.3 Keras converts its input", roles=_BUILDER)
+        for name in ("_process_inputs", "_standardize_user_data", "_select_training_loop")
+    ),
 )
+
+FRAMEWORK = Framework("legacy", "TF 2.0-2.3 names (tensorflow_core, tf.keras in TF)", LEGACY_RULES)

@@ -5,6 +5,12 @@ separated), a glob on the function's qualified name, a category and a one-line
 *why*. The first matching rule wins; user rules go first. What to do about a
 category's time is the findings' business (:mod:`tfdiag.advise.table`), so fix
 text lives in one place.
+
+A rule may also give the functions it matches *roles* (:data:`ROLES`): what a function is
+to the detectors (a Keras step function, a tracer, a model builder...), so that they ask
+``analysis.with_role("step")`` instead of quoting framework paths. Roles are not first-match:
+a function has every role of every rule that matches it, and a rule with roles and no
+category (a *role-only* rule) names what a function is without touching where its time goes.
 """
 
 from __future__ import annotations
@@ -57,6 +63,37 @@ _LABELS = {
 }
 
 
+#: The roles a rule can give a function: a closed set, each what the detectors that ask for
+#: it read off the functions holding it (docs/how-it-works.md, "Roles").
+ROLES: dict[str, str] = {
+    "entry": "a Keras method the user calls (predict, fit, evaluate, *_on_batch): the "
+    "iteration count of a bare .prof, the Keras call inside a user's loop",
+    "step": "the step function a Keras call runs per batch (or a tf.function call): its "
+    "time is the steps' own work",
+    "model-builder": "builds, loads, clones or compiles a model",
+    "pipeline-builder": "builds an input pipeline (an adapter, a dataset, an iterator) "
+    "rather than reading the next batch from one",
+    "iterator-builder": "a pipeline builder that only starts reading a dataset: one per "
+    "pass over the data is inherent",
+    "iterator-create": "a dataset iterator is created",
+    "iterator-object": "a dataset iterator object (or its spec) is made",
+    "iterator-next": "the next batch is read from a dataset iterator",
+    "tracer": "traces Python into a graph: one call is one trace",
+    "graph-call": "runs an already traced graph function",
+    "function-call": "a compiled function (tf.function) is called",
+    "function-graph": "a compiled function reaches its traced graph (not run as Python)",
+    "function-machinery": "the compiled function's own Python plumbing, walked through "
+    "when looking for who asked for a trace",
+    "eager-op": "one op dispatched eagerly from Python",
+    "op-run": "ops or a graph function executing below Python",
+    "op-internal": "an op converting its own arguments: conversions reached from here are "
+    "op dispatch, not the call's inputs",
+    "callback-hook": "the callback list: the per-batch and per-epoch hooks Keras calls "
+    "(their calls count the steps and epochs)",
+    "callback": "a Keras callback's own code (a built-in callback, the callback list)",
+}
+
+
 @dataclass(frozen=True)
 class Rule:
     """One catalog entry.
@@ -65,28 +102,52 @@ class Rule:
         path: glob on the normalised module path, e.g. ``keras/src/trainers/data_adapters/*``;
             ``~`` matches C builtins.
         function: glob on the qualified name (or its last component), e.g. ``*.get_tf_dataset``.
-        category: where the time goes.
-        why: one line: why this function costs time.
+        category: where the time goes; None for a role-only rule, which the category matcher
+            passes over.
+        why: one line: why this function costs time (or, role-only, what it is).
         weak: a leaf (eager op dispatch) whose time belongs to its caller's category when the
             caller is itself a culprit, e.g. a ``MakeIterator`` op run for tf.data.
-        entry: a user-facing step function (``Model.predict``): its call count is the number of
-            iterations when reading a bare ``.prof``.
         claims: everything that runs under this function is its category's, the user's own
             code included: a Keras callback hook calling the user's callback, a data adapter
             calling the user's ``__getitem__``.
+        roles: what the matched functions are to the detectors (:data:`ROLES`), whatever
+            rule decides their category.
+
+    ``weak`` and ``claims`` stay flags: they say how the category's time is attributed, so
+    they belong to the one rule that decides the category (first match), where roles hold
+    for every rule that matches.
     """
 
     path: str
     function: str
-    category: Category
+    category: Category | None
     why: str
     weak: bool = False
-    entry: bool = False
     claims: bool = False
+    roles: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = sorted(self.roles - ROLES.keys())
+        if unknown:
+            raise InputError(
+                f"a rule has an unknown role {unknown[0]!r} (one of: {', '.join(ROLES)})"
+            )
+        if self.category is None and not self.roles:
+            raise InputError("a rule without a category must give roles")
+
+    @property
+    def entry(self) -> bool:
+        """A user-facing Keras method (``Model.predict``): its call count is the number of
+        iterations when reading a bare ``.prof``."""
+        return "entry" in self.roles
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
-        out["category"] = self.category.value
+        if self.category is None:
+            del out["category"]
+        else:
+            out["category"] = self.category.value
+        out["roles"] = sorted(self.roles)
         return out
 
     @classmethod
@@ -103,18 +164,26 @@ class Rule:
         for key in ("weak", "entry", "claims"):
             if key in data and not isinstance(data[key], bool):
                 raise InputError(f"a rule's {key!r} must be true or false, got {data[key]!r}")
+        roles = data.get("roles", [])
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            raise InputError(f"a rule's 'roles' must be a list of role names, got {roles!r}")
+        given = frozenset(roles) | ({"entry"} if data.get("entry") else set())
         try:
+            # a role-only rule (roles, no category) names what a function is, not its cost
+            role_only = bool(given) and "category" not in data
             return cls(
                 path=str(data["path"]),
                 function=str(data["function"]),
-                category=Category(data["category"]),
+                category=None if role_only else Category(data["category"]),
                 why=str(data.get("why", "")),
                 weak=bool(data.get("weak", False)),
-                entry=bool(data.get("entry", False)),
                 claims=bool(data.get("claims", False)),
+                roles=given,
             )
         except KeyError as exc:
             raise InputError(f"a rule is missing {exc}") from None
+        except InputError:
+            raise
         except ValueError:
             names = ", ".join(c.value for c in Category)
             raise InputError(f"a rule has an unknown category (one of: {names})") from None
@@ -129,11 +198,16 @@ class Catalog:
     """
 
     def __init__(self, rules: Sequence[Rule]) -> None:
+        #: Every rule, role-only ones included (the documented table).
         self.rules: tuple[Rule, ...] = tuple(rules)
+        #: The rules that decide a category, in order: what :meth:`match` tries.
+        self._categorizing = tuple(r for r in self.rules if r.category is not None)
         self._by_file: dict[str, _FileRules] = {}
         self._by_path: dict[str, _FileRules] = {}
         self._matched: dict[tuple[str, str], Rule | None] = {}
-        self._path_patterns = {r.path: re.compile(fnmatch.translate(r.path)) for r in self.rules}
+        self._path_patterns = {
+            r.path: re.compile(fnmatch.translate(r.path)) for r in self._categorizing
+        }
         #: Does any rule's path glob match? One expression: most files of a big profile
         #: match none, and are settled by one test instead of one per rule.
         self._any_path = re.compile(
@@ -154,7 +228,7 @@ class Catalog:
                 found = self._by_path[path] = _FileRules(
                     tuple(
                         r
-                        for r in self.rules
+                        for r in self._categorizing
                         if path == r.path or self._path_patterns[r.path].match(path)
                     )
                     if self._any_path(path)
@@ -174,8 +248,8 @@ class Catalog:
         return tuple(out)
 
     def match(self, file: str, name: str) -> Rule | None:
-        """The first rule whose path glob matches ``file`` and whose name glob matches
-        ``name`` (the qualified name, or its last component)."""
+        """The first rule with a category whose path glob matches ``file`` and whose name
+        glob matches ``name`` (the qualified name, or its last component)."""
         key = (file, name)
         if key in self._matched:
             return self._matched[key]
@@ -247,3 +321,23 @@ def read_json_list(
         return [parse(item) for item in data]
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One catalog file: the rules of one framework (TensorFlow, Keras 3, tf_keras...).
+
+    Attributes:
+        name: the file's name, ``tensorflow``.
+        about: one line for the docs: what it covers.
+        rules: its rules, in order (first match wins within the whole catalog; rules of
+            different frameworks match different module paths, so their order between
+            files does not matter).
+        stages: input-pipeline stage names (the last part of a TF profiler iterator path,
+            ``Iterator::Root::Map``) → ``(kind, what the user wrote)``.
+    """
+
+    name: str
+    about: str
+    rules: tuple[Rule, ...]
+    stages: tuple[tuple[str, str, str], ...] = ()
