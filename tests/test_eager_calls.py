@@ -115,3 +115,23 @@ def test_a_builtin_iterating_a_dataset_is_not_an_eager_call() -> None:
     root = Node(USER, "epoch", 0.001 * N, N, [total, _graph_calls(0.5 * N, 4 * N)])
     report = make_report([root], N, cold=[], method="epoch", target="agent.epoch")
     assert "eager-execution" not in _ids(report)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [KERAS + "models/model.py", SITE + "tf_keras/src/engine/training.py"],
+    ids=["keras3", "tf_keras"],
+)
+def test_load_weights_on_every_request_is_a_model_rebuilt_per_call(path: str) -> None:
+    """A server reloading its checkpoint before each request: the weights read and assigned
+    are the cost, found as a per-call model build with the load-once fix."""
+    fast = Node("~", FAST_PATH, 20e-6 * 30 * N, 30 * N)
+    assign = Node(TF + "ops/resource_variable_ops.py", "assign", 0.05 * N, 30 * N, [fast])
+    load = Node(path, "Model.load_weights", 0.8 * N, N, [assign])
+    root = Node("/home/me/serve.py", "handle", 0.001 * N, N, [load, _graph_calls(0.1 * N, N)])
+    report = make_report([root], N, cold=[], method="handle", target="serve.handle")
+    assert _ids(report) == ["model-rebuilt-per-call"]
+    lead = report.findings[0]
+    assert lead.impact == pytest.approx(0.85 / 0.956, abs=0.01)
+    assert lead.fix.startswith("`load_weights` runs on every call")
+    assert "os.path.getmtime(path)" in lead.fix

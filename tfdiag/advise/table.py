@@ -128,6 +128,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`model.optimizer.learning_rate.assign(new_lr)`, or compile once with a "
             "`keras.optimizers.schedules.LearningRateSchedule` as the learning rate, or pass "
             "`keras.callbacks.LearningRateScheduler(fn)` to `fit`.",
+            "weights": "`load_weights` runs on every call: each one reads the weights file and "
+            "assigns every weight again. Load them once, at start-up, and reuse the model; to "
+            "serve the newest checkpoint, reload only when the file changed (keep "
+            "`os.path.getmtime(path)` and compare it), or `set_weights` from arrays kept in "
+            "memory.",
             "function": "A new `tf.function` is made on every call (defined inside the function "
             "you call), so it is traced again each time: define the `tf.function` once, outside "
             "the loop, and call that object.",
@@ -135,7 +140,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "reuse them.",
         },
         thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
-        when="a Keras model constructor, `load_model`, `clone_model` or `compile` runs ≥ "
+        when="a Keras model constructor, `load_model`, `load_weights`, `clone_model` or "
+        "`compile` (the `model-builder` role) runs ≥ "
         "`min_calls_per_iteration` per iteration, or the same user function is traced again "
         "with the same argument types on most calls; its time is ≥ `min_share`",
     ),
