@@ -4,8 +4,9 @@ step), `tf.image` ops on one image at a time, a metric updated by hand. Their Py
 layers, the op wrappers, the variable reads — is what running them inside a graph removes,
 whatever the number of graph calls beside them.
 
-Read off cProfile's caller edges, so each figure is an estimate through the heaviest
-paths (a wrapper frame shared by many functions is split by its callees' times).
+Read off cProfile's caller edges, so each figure is an estimate: a wrapper frame (one row
+for every function it decorates) is taken to call what it wraps most, and the kernels are
+those of the dispatches whose heaviest caller path goes through an entry.
 """
 
 from __future__ import annotations
@@ -70,17 +71,17 @@ def eager_calls(
     unclaimed: Callable[[int], float],
     graph_s_under: Callable[[int], float],
 ) -> EagerCalls | None:
-    """The framework functions called from the user's code, on a path to the eager dispatch
-    ``dispatch`` (``TFE_Py_FastPathExecute``), that are not ``excluded`` (another finding's
-    cause: a model built, a Keras loop) and not a graph call. Each user
-    caller's edge, and each entry, counts for its ``unclaimed`` share (a user function traced
-    into a graph is not eager, nor a tf.data op the pipeline runs);
-    ``graph_s_under`` of an entry is left out; the kernels are the dispatch's self time less
-    ``dispatch_s`` per op, on the edges whose heaviest path goes through an entry."""
+    """The framework functions called from the user's code (through wrapper frames), on a
+    path to the eager dispatch ``dispatch`` (``TFE_Py_FastPathExecute``), that are neither
+    ``excluded`` (another finding's cause: a model built or loaded, an object made) nor a
+    graph call, a Keras loop or a builtin. Each user caller's edge, and each entry, counts
+    for its ``unclaimed`` share (a user function traced into a graph is not eager, nor a
+    tf.data op the pipeline runs); ``graph_s_under`` an entry is left out; the kernels are
+    the dispatch's self time less ``dispatch_s`` per op, on the edges whose heaviest path
+    goes through an entry."""
     fns = analysis.steady.functions
     up = _ancestors(analysis, dispatch)
-    # What each function on those paths calls (all its callees: a wrapper's time is split
-    # over everything it wraps, graph calls included).
+    # What each function on those paths calls (all its callees, graph calls included).
     below: dict[int, list[tuple[int, float]]] = {}
     for k, fn in enumerate(fns):
         for e in fn.callers:

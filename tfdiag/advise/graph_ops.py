@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from tfdiag.advise.evidence import graph_calls_per_iteration, pct
 from tfdiag.advise.finding import Context
 from tfdiag.records.catalog import HOST_OPS
+from tfdiag.records.catalog.ops import LOOP_APIS, LOOP_SCOPE, WRAPPING_SCOPES
 from tfdiag.records.probes import OpRow, TfProfile
 
-#: Scopes of a graph that are not the user's layers.
-_WRAPPING = ("StatefulPartitionedCall", "PartitionedCall", "gradient_tape")
-_LOOP = re.compile(r"/while(?:_grad)?/")
+_WRAPPING = WRAPPING_SCOPES
+_LOOP = re.compile(LOOP_SCOPE)
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
     share = min(analysis.of_steady(graph_s), 1.0)
     if share < ctx.threshold("min_share"):
         return None
-    api = "tf.map_fn" if scope.rsplit("/", 1)[-1].startswith("map") else "tf.while_loop"
+    api = LOOP_APIS.get(re.sub(r"_\d+$", "", scope.rsplit("/", 1)[-1]), "tf.while_loop")
     where = _where(ctx, rows[0].name, scope)
     evidence = (
         f"the step's graph runs a loop: the ops of `{scope}/while` (`{api}`) ran "

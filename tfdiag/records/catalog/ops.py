@@ -20,3 +20,13 @@ HOST_OPS: dict[str, str] = {
     "WriteFile": "tf.io.write_file",
     "SaveV2": "a checkpoint save",
 }
+
+#: Op-name scopes a graph call and its gradient add around the user's layers.
+WRAPPING_SCOPES: tuple[str, ...] = ("StatefulPartitionedCall", "PartitionedCall", "gradient_tape")
+
+#: The scope of a loop's body in an op's name (forward, gradient), as a regular expression.
+LOOP_SCOPE = r"/while(?:_grad)?/"
+
+#: A loop's own scope name (before its ``while``) → the Python call that makes it; any other
+#: loop is a ``tf.while_loop`` (AutoGraph's ``for``/``while`` over tensors included).
+LOOP_APIS: dict[str, str] = {"map": "tf.map_fn", "scan": "tf.scan", "foldl": "tf.foldl"}
