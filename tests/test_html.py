@@ -201,3 +201,29 @@ def test_the_vendored_libraries_keep_their_licences() -> None:
         assert script in readme
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'"tfdiag\.render\.html"\s*=\s*\[[^]]*"vendor/\*"', pyproject)
+
+
+def test_the_page_and_the_console_describe_the_run_alike() -> None:
+    """One header for both views: 5 traced calls named apart from the 20 plain ones, and
+    the busy machine said on the page as in the terminal (the page once said "median of
+    25 with no profiler attached" and nothing of the load)."""
+    from dataclasses import replace
+    from html import escape
+
+    from tfdiag.records.machine import MachineLoad
+    from tfdiag.render.html.report import report_html
+
+    report = full_set_report()
+    timing = replace(report.timing, iteration_s=(0.2,) * 5 + (0.1,) * 20, traced=5)
+    machine = MachineLoad(cpus=2, other_cores=1.8, loadavg=6.4)
+    report = replace(report, timing=timing, machine=machine)
+    page = report_html(report)
+    text = report.render(width=200)
+    for said in (
+        "median of 20 plain call(s) with no profiler attached",
+        "5 more under the TF profiler (median 200.0 ms)",
+        machine.describe(),
+    ):
+        assert said in text
+        assert escape(said) in page, said
+    assert "median of 25" not in page

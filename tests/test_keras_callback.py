@@ -86,6 +86,17 @@ def test_hand_driven_fit_profiles_exactly_the_chosen_batches() -> None:
     assert sys.getprofile() is None
 
 
+def test_the_callback_records_the_machines_load_per_timed_batch() -> None:
+    """As profile() does: one load window per batch of the timeline, so a busy machine's
+    spikes and drift are read as the machine's, not the program's."""
+    cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
+    drive(cb, FakeModel(), 20)
+    report = cb.report
+    assert isinstance(report, Report) and report.machine is not None
+    assert len(report.machine.per_iteration) == len(report.timing.iteration_s) == 14
+    assert report.machine.cpus >= 1
+
+
 def test_a_raising_step_detaches_the_profiler_and_keeps_a_partial_report() -> None:
     cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
     model = FakeModel(fail_at=6)

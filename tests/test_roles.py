@@ -14,6 +14,7 @@ import pytest
 from synth import SITE, Node, make_report
 
 import tfdiag
+from tfdiag.advise.evidence import is_user_function
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.records.catalog import (
     FRAMEWORK_FILES,
@@ -92,6 +93,20 @@ def test_no_framework_path_is_quoted_in_the_detectors() -> None:
             ):
                 quoted.append(f"{path.name}:{tok.start[0]}: {tok.string[:60]}")
     assert quoted == []
+
+
+@pytest.mark.parametrize(
+    ("target", "own"),
+    [
+        ("keras.src.models.model.Model.predict", False),
+        ("tensorflow.x.f", False),
+        ("tf_keras.src.engine.training.Model.fit", False),
+        ("mypkg.train.step", True),
+    ],
+)
+def test_a_framework_files_modules_are_not_the_users_own(target: str, own: bool) -> None:
+    report = make_report([Node(USER, "step", 1.0, N)], N, target=target, method="step")
+    assert is_user_function(report) is own
 
 
 def test_the_catalog_is_assembled_from_the_framework_files_in_order() -> None:
@@ -189,3 +204,26 @@ def test_rules_json_round_trips_roles_and_reads_the_old_entry_flag() -> None:
 def test_a_bad_role_in_a_rules_file_is_one_clear_line(data: object, message: str) -> None:
     with pytest.raises(InputError, match=message):
         Rule.from_json(data)
+
+
+def test_a_saved_report_keeps_the_users_roles(tmp_path: Path) -> None:
+    rule = Rule("*/mypkg/train.py", "train_step", None, "mine", roles=frozenset({"step"}))
+    report = _fit_with_own_step((rule,))
+    path = tmp_path / "run.tfdiag.json"
+    report.save(path)
+    loaded = tfdiag.load_result(path)
+    assert isinstance(loaded, tfdiag.Report)
+    assert loaded.rules == (rule,)
+    assert [f.impact for f in loaded.findings] == [f.impact for f in report.findings]
+
+
+def test_the_rules_example_in_the_catalog_doc_loads(tmp_path: Path) -> None:
+    from tfdiag.render.catalog_doc import catalog_markdown
+
+    text = catalog_markdown().split("## Your own rules", 1)[1]
+    example = text.split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "rules.json"
+    path.write_text(example)
+    rules = tfdiag.load_rules(path)
+    assert [r.category for r in rules] == [Category.INPUT_PIPELINE, None]
+    assert rules[1].roles == frozenset({"step"})

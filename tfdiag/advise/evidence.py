@@ -1,5 +1,6 @@
-"""What several detectors read off one run: functions by glob, calls per iteration, the
-Keras call the run is really about, its steps and epochs, and the TF profiler's figures.
+"""What several detectors read off one run: functions by catalog role (or by glob, for the
+user's own findings), calls per iteration, the Keras call the run is really about, its steps
+and epochs, and the TF profiler's figures.
 
 Pure functions of a record and its analysis.
 """
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from tfdiag.advise.finding import CallKind, Context, call_kind
 from tfdiag.analysis.oplevel import OpFigures, op_figures
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.records.catalog import Category
+from tfdiag.records.catalog import Category, framework_modules
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 from tfdiag.records.stats import FunctionStat
@@ -112,9 +113,9 @@ def effective_kind(ctx: Context) -> CallKind:
 
 
 def is_user_function(record: RunRecord) -> bool:
-    """Was a function of the user's own (not a Keras/TF method) profiled?"""
+    """Was a function of the user's own (not a framework's method) profiled?"""
     target = record.call.target
-    return bool(target) and not target.startswith(("keras.", "tf_keras.", "tensorflow."))
+    return bool(target) and not target.startswith(tuple(f"{m}." for m in framework_modules()))
 
 
 _HOOKS = {

@@ -20,6 +20,7 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
 from tfdiag.capture.snapshot import snapshot
@@ -155,6 +156,7 @@ class ProfileCallback:
         self._begin: float | None = None
         self._plain = False
         self._tf_note: str | None = None
+        self._load: LoadProbe | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -178,6 +180,7 @@ class ProfileCallback:
         want_tf, self._tf_note = tf_profiler_choice(self.tf_profiler, self._dist)
         self._probes = BatchProbes(tf_profiler=want_tf, clock=self.clock)
         self._probes.start()
+        self._load = LoadProbe()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         self._cycle()
@@ -204,6 +207,8 @@ class ProfileCallback:
             self._tracing = probes.begin()
             if self._tracing:  # the hook counts the timeline's batches, as profile()'s does
                 probes.pause()
+        if self._load is not None and not self._tracing:
+            self._load.mark()
         self._t0 = self.clock()
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
@@ -221,6 +226,8 @@ class ProfileCallback:
             return
         if len(self._timed_s) < MAX_TIMED_BATCHES:
             self._timed_s.append(elapsed)
+            if self._load is not None:  # one window per timed batch, as the timeline reads
+                self._load.tick()
         else:
             self._dropped += 1
         self._plain = True
@@ -410,6 +417,7 @@ class ProfileCallback:
             ),
             traces=probes.traced_in(len(profiled)) if probes is not None else (),
             py_callbacks=found.py_callbacks,
+            machine=self._load.record() if self._load is not None else None,
             distribution=(
                 None
                 if self._dist is None

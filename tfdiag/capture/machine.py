@@ -86,6 +86,13 @@ class LoadProbe:
             return 0.0
         return max((b[1] - a[1]) - (b[4] - a[4]), 0.0) / wall
 
+    def mark(self) -> None:
+        """Start the next window here (a driver whose timed calls are not back to back:
+        the Keras callback, between whose batches Keras itself runs)."""
+        snap = self._snap()
+        if snap is not None:
+            self._last = snap
+
     def tick(self) -> None:
         snap = self._snap()
         if snap is None or self._last is None:

@@ -63,6 +63,7 @@ def catalog_markdown() -> str:
         "|---|---|",
         *(f"| `{role}` | {_cell(about)} |" for role, about in ROLES.items()),
         "",
+        *_own_rules(),
         "## Culprit rules (first match wins)",
         "",
         "One file per framework under `tfdiag/records/catalog/`, tried in this order.",
@@ -92,3 +93,33 @@ def _category(rule: Rule) -> str:
         return "wrapper (looked through)"
     flags = " (weak)" if rule.weak else " (claims)" if rule.claims else ""
     return f"{rule.category.value}{flags}"
+
+
+def _own_rules() -> list[str]:
+    """How a user adds rules and findings of their own (``--rules``, ``--findings``)."""
+    categories = ", ".join(f"`{c.value}`" for c in Category)
+    return [
+        "## Your own rules",
+        "",
+        "`explain --rules FILE`, `tfdiag.load_rules(path)` or `profile(..., rules=...)`: a JSON "
+        "list of rules, tried before the built-in ones. Each has `path` (a glob on the module "
+        "path relative to site-packages, or the whole path of your own files), `function` (a "
+        "glob on the qualified name or its last part), `category` (one of "
+        f"{categories}), `why`, and optionally `weak`, `claims` and `roles`. A rule with "
+        "`roles` and no `category` gives your own function a role without changing where its "
+        "time goes; here your custom step function counts as the steps' own work:",
+        "",
+        "```json",
+        '[{"path": "*/mypkg/data.py", "function": "load_batch", "category": "input-pipeline",',
+        ' "why": "decodes images"},',
+        ' {"path": "*/mypkg/train.py", "function": "train_step", "roles": ["step"]}]',
+        "```",
+        "",
+        "## Findings are data too",
+        "",
+        "`explain --findings FILE` or `tfdiag.load_finding_rules(path)`: a JSON list of "
+        "findings of your own, each `id`, `title`, `path`, `function`, `fix` and `min_share` "
+        "(default 0.10): reported when the functions matching the globs take at least that "
+        "share of the steady state.",
+        "",
+    ]

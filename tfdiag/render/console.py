@@ -14,11 +14,11 @@ from tfdiag.analysis.classify import CostClass
 from tfdiag.analysis.pipeline import analysis_of
 from tfdiag.analysis.timeline import program_timeline, timeline_series
 from tfdiag.records.catalog import Category
-from tfdiag.records.numbers import median
-from tfdiag.records.report import RunRecord, Timing
+from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
+from tfdiag.render.header import header_rows
 from tfdiag.render.names import NamedRows
 from tfdiag.render.probes_console import render_probes
 from tfdiag.render.safe import labelled
@@ -26,7 +26,6 @@ from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
 
 #: Culprit rows shown in the seeds' view.
 TOP_CULPRITS = 12
-_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
 
 
 def _header(report: RunRecord) -> Panel:
@@ -34,40 +33,17 @@ def _header(report: RunRecord) -> Panel:
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
     lines = [labelled("called", f"{call.label}({', '.join(args)})")]
     versions = env.stack()
-    flavour = _FLAVOURS.get(call.flavour, call.flavour)
     if versions or env.python:
         extra = [f"Python {env.python}"] if env.python else []
         lines.append(labelled("stack", " · ".join(versions + extra + env.machine())))
-    lines.append(labelled("flavour", flavour))
-    dist = report.distribution
-    if dist is not None:
-        where = f"{dist.task} (worker {dist.rank})" if dist.task_type else "one process"
-        lines.append(
-            labelled(
-                "job",
-                f"{dist.strategy or 'unknown'} · {where} · {dist.num_replicas} replicas in sync",
-            )
-        )
-    if t.profiled_calls == t.iterations + 1:
-        profiled = f"{t.iterations} iterations + 1 cold call under cProfile"
-    elif t.profiled_calls == t.iterations:
-        profiled = f"{t.iterations} iterations under cProfile"
-    else:  # a bare .prof read with --iterations
-        profiled = f"{t.profiled_calls} calls in the profile, read as {t.iterations} iterations"
-    lines.append(labelled("profile", profiled))
-    if t.iteration_s:
-        lines.append(labelled("time", _time_line(t)))
-        series, what, _ = timeline_series(t)
-        if len(series) > 1:
-            binned = ", slowest per bar" if len(series) > SPARK_WIDTH else ""
-            lines.append(labelled("trend", f"{sparkline(series)}  {what}, in run order{binned}"))
-    if t.first_call_s is not None:
-        slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
-        lines.append(
-            labelled("first", f"{fmt_s(t.first_call_s)} (cold call, under cProfile){slow}")
-        )
-    if report.machine is not None:
-        lines.append(labelled("machine", report.machine.describe()))
+    for label, text in header_rows(report):
+        lines.append(labelled(label, text))
+        if label == "time":
+            series, what, _ = timeline_series(t)
+            if len(series) > 1:
+                binned = ", slowest per bar" if len(series) > SPARK_WIDTH else ""
+                trend = f"{sparkline(series)}  {what}, in run order{binned}"
+                lines.append(labelled("trend", trend))
     title = Text.assemble("tfdiag · ", call.label)
     if report.partial:
         title.append_text(Text.assemble(" · ", ("partial", "red")))
@@ -172,20 +148,6 @@ def _culprits(report: RunRecord) -> NamedRows:
         rows=rows,
         right=frozenset({1, 3, 4}),
     )
-
-
-def _time_line(t: Timing) -> str:
-    """The median of the plain calls, and the traced ones named apart (never mixed)."""
-    plain = t.plain_s
-    lo, hi = min(plain), max(plain)
-    line = (
-        f"{fmt_s(t.median_s)} per iteration, median of {len(plain)} plain call(s) with no "
-        f"profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(lo)}, max {fmt_s(hi)})"
-    )
-    traced = t.iteration_s[: t.traced] if len(plain) < len(t.iteration_s) else ()
-    if traced:
-        line += f"; {len(traced)} more under the TF profiler (median {fmt_s(median(traced))})"
-    return line
 
 
 def _headline(report: RunRecord, brief: bool) -> Text:

@@ -39,6 +39,7 @@ __all__ = [
     "Framework",
     "Rule",
     "default_catalog",
+    "framework_modules",
     "frameworks",
     "input_stages",
     "load_rules",
@@ -74,6 +75,11 @@ def frameworks() -> tuple[Framework, ...]:
 def default_catalog() -> Catalog:
     """The built-in catalog (one shared instance, so its match cache is shared too)."""
     return Catalog(tuple(rule for f in frameworks() for rule in f.rules))
+
+
+def framework_modules() -> tuple[str, ...]:
+    """Every framework's top-level import names (``keras``, ``tensorflow``...)."""
+    return tuple(m for f in frameworks() for m in f.modules)
 
 
 def input_stages() -> tuple[tuple[str, str, str], ...]:

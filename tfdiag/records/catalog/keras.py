@@ -176,4 +176,6 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-FRAMEWORK = Framework("keras", "Keras 3: its core and its TensorFlow backend", RULES)
+FRAMEWORK = Framework(
+    "keras", "Keras 3: its core and its TensorFlow backend", RULES, modules=("keras",)
+)

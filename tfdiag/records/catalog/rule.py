@@ -335,9 +335,12 @@ class Framework:
             files does not matter).
         stages: input-pipeline stage names (the last part of a TF profiler iterator path,
             ``Iterator::Root::Map``) → ``(kind, what the user wrote)``.
+        modules: the framework's top-level import names (``tensorflow``): a profiled
+            function from one of them is the framework's, not the user's.
     """
 
     name: str
     about: str
     rules: tuple[Rule, ...]
     stages: tuple[tuple[str, str, str], ...] = ()
+    modules: tuple[str, ...] = ()

@@ -296,4 +296,5 @@ FRAMEWORK = Framework(
     "TensorFlow: tf.data, tf.function, eager op dispatch, conversions",
     RULES,
     STAGES,
+    modules=("tensorflow",),
 )

@@ -133,4 +133,6 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-FRAMEWORK = Framework("tf_keras", "tf_keras (Keras 2 as its own package)", RULES)
+FRAMEWORK = Framework(
+    "tf_keras", "tf_keras (Keras 2 as its own package)", RULES, modules=("tf_keras",)
+)

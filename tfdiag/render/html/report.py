@@ -9,22 +9,21 @@ from typing import Any
 
 from tfdiag.advise import Finding, findings_of
 from tfdiag.records.report import RunRecord
-from tfdiag.records.units import fmt_pct0, fmt_s
+from tfdiag.records.units import fmt_pct0
 from tfdiag.records.verification import Verification, verification_view
 from tfdiag.records.version import __version__
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.console import report_tables
+from tfdiag.render.header import header_rows
 from tfdiag.render.html.flame import profile_tree, sampled_tree
 from tfdiag.render.html.page import e, flame_section, page
 from tfdiag.render.html.rich_html import to_html
 from tfdiag.render.html.svg import timeline_svg
 from tfdiag.render.probes_console import render_probes
 
-_FLAVOURS = {"keras3": "Keras 3", "tf_keras": "tf_keras (legacy Keras 2)"}
-
 
 def _header(report: RunRecord) -> str:
-    call, env, t = report.call, report.environment, report.timing
+    call, env = report.call, report.environment
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
     rows: list[tuple[str, str]] = [("called", f"{call.label}({', '.join(args)})")]
     extra = [f"Python {env.python}"] if env.python else []
@@ -32,20 +31,7 @@ def _header(report: RunRecord) -> str:
     rows.append(
         ("machine", " · ".join([*env.machine(), *([env.platform] if env.platform else [])]))
     )
-    rows.append(("flavour", _FLAVOURS.get(call.flavour, call.flavour)))
-    rows.append(("profile", f"{t.profiled_calls} calls under cProfile, {t.iterations} iterations"))
-    if t.iteration_s:
-        rows.append(
-            (
-                "time",
-                f"{fmt_s(t.median_s)} per iteration, median of {len(t.iteration_s)} with no "
-                f"profiler attached (IQR {fmt_s(t.iqr_s)}, min {fmt_s(min(t.iteration_s))}, "
-                f"max {fmt_s(max(t.iteration_s))})",
-            )
-        )
-    if t.first_call_s is not None:
-        slow = f" · cProfile slowdown ×{t.profiler_slowdown:.2f}" if t.profiler_slowdown else ""
-        rows.append(("first call", f"{fmt_s(t.first_call_s)} (cold, under cProfile){slow}"))
+    rows.extend(header_rows(report))
     if report.created:
         rows.append(("recorded", report.created))
     cells = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows)
