@@ -149,3 +149,62 @@ def test_a_ctrl_c_as_the_tf_profiler_starts_leaves_no_session_or_trace_folder(
     assert list(tmp_path.iterdir()) == []  # no trace folder left
     tf.profiler.experimental.start(str(tmp_path / "mine"))  # no session left running
     tf.profiler.experimental.stop(save=False)
+
+
+PRESS_LATE = """
+import contextlib, json, os, signal, sys
+sys.path.insert(0, ROOT)
+import tfdiag
+import tfdiag.render.progress as progress
+
+@contextlib.contextmanager
+def bar(description, *, enabled=True, console=None):
+    try:
+        yield None
+    finally:  # a press of the burst lands as tfdiag closes its progress bar
+        os.kill(os.getpid(), signal.SIGINT)
+
+progress.progress_bar = bar
+seen = {"n": 0}
+
+def step():
+    seen["n"] += 1
+    if seen["n"] == STOP_AT:
+        os.kill(os.getpid(), signal.SIGINT)  # the first press, in the user's step
+    return sum(range(200))
+
+try:
+    tfdiag.profile(step, iterations=6, tf_profiler=False)
+    print(json.dumps("returned"))
+except tfdiag.Interrupted as exc:
+    r = exc.report
+    print(json.dumps([str(exc).split(":")[0], r is not None and r.partial]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("stop_at", "expected"),
+    [(4, ["interrupted", True]), (0, ["interrupted as the run finished", False])],
+)
+def test_a_press_as_profile_returns_is_its_interrupted_not_a_bare_one(
+    stop_at: int, expected: list[object]
+) -> None:
+    """The handler tfdiag puts in place for the run is restored last, after its progress bar
+    closed: a press there (the rest of a burst, or the first one, late) gives Interrupted
+    with the report, never a KeyboardInterrupt out of tfdiag's frames that loses it."""
+    import json
+    import signal
+    import subprocess
+
+    from conftest import ROOT
+
+    code = PRESS_LATE.replace("ROOT", repr(str(ROOT))).replace("STOP_AT", str(stop_at))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == expected

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import cProfile
 import inspect
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
+from tfdiag.capture.ctrl_c import CtrlC
 from tfdiag.capture.environment import describe_call
 from tfdiag.capture.observe import READING, Observation, observe, traced_steps
 from tfdiag.capture.plan import (
@@ -134,27 +133,36 @@ def profile(
         raise InputError(f"verify must be True or False, got {verify!r}")
     from tfdiag.render.progress import progress_bar
 
-    with progress_bar("tfdiag.profile", enabled=progress) as on_step:
-        report = profile_call(
-            fn,
-            args,
-            kwargs,
-            iterations=iterations,
-            rules=rules,
-            findings=findings,
-            sampling=sampling,
-            tf_profiler=tf_profiler,
-            on_step=on_step,
-        )
-    if not verify:
-        return report
+    ctrl_c = CtrlC.install()
     try:
-        settings = VerifySettings(budget_s=budget)
-        return verify_report(report, fn, args, kwargs, settings=settings, progress=progress)
-    except KeyboardInterrupt:
-        raise Interrupted(
-            "interrupted while verifying: .report is complete, unverified", report
-        ) from None
+        with progress_bar("tfdiag.profile", enabled=progress) as on_step:
+            report = profile_call(
+                fn,
+                args,
+                kwargs,
+                iterations=iterations,
+                rules=rules,
+                findings=findings,
+                sampling=sampling,
+                tf_profiler=tf_profiler,
+                on_step=on_step,
+                ctrl_c=ctrl_c,
+            )
+        if ctrl_c.noted:  # pressed after the passes, as the bar closed
+            raise Interrupted("interrupted as the run finished: the report is complete", report)
+        if not verify:
+            return report
+        try:
+            settings = VerifySettings(budget_s=budget)
+            ctrl_c.arm()
+            return verify_report(report, fn, args, kwargs, settings=settings, progress=progress)
+        except KeyboardInterrupt:
+            ctrl_c.disarm()
+            raise Interrupted(
+                "interrupted while verifying: .report is complete, unverified", report
+            ) from None
+    finally:
+        ctrl_c.restore()  # last: a press after it is the user's, raised in their code
 
 
 def profile_call(
@@ -169,13 +177,15 @@ def profile_call(
     tf_profiler: bool | None = None,
     clock: Clock = time.perf_counter,
     on_step: Progress | None = None,
+    ctrl_c: CtrlC | None = None,
 ) -> Report:
     """:func:`profile` with the arguments as a tuple and a dict, and the clock injectable.
 
     Every time in the report — cProfile's, the timed pass's, the probes' — is read
     from ``clock``; a fake clock makes them exact in tests. ``on_step(done, total, label)``
     is called after each call, outside its timing and with cProfile off, and before the
-    TF profiler's trace is read.
+    TF profiler's trace is read. ``ctrl_c``: the caller's Ctrl-C guard (it restores it);
+    None: one of its own for this call.
     """
     kwargs = dict(kwargs or {})
     if not callable(fn):
@@ -197,6 +207,25 @@ def profile_call(
     reason = busy_reason()
     if reason is not None:
         raise ProfilerBusyError(reason)
+    if ctrl_c is not None:
+        return _passes(run, rules, finding_rules, want_sampling, want_tf, ctrl_c)
+    own = CtrlC.install()
+    try:
+        return _passes(run, rules, finding_rules, want_sampling, want_tf, own)
+    finally:
+        own.restore()
+
+
+def _passes(
+    run: _Run,
+    rules: tuple[Rule, ...],
+    finding_rules: tuple[FindingRule, ...],
+    want_sampling: bool | None,
+    want_tf: bool | None,
+    ctrl_c: CtrlC,
+) -> Report:
+    """Both passes and the report, with the profiler lock held: the first Ctrl-C stops the
+    passes; later presses (a burst) are noted while the partial report is assembled."""
     try:
         run.profiled_pass()
         run.observe_pass(
@@ -204,41 +233,24 @@ def profile_call(
             tf_profiler=want_tf if want_tf is not None else tf_in_use(),
         )
     except KeyboardInterrupt:
-        with _ctrl_c_held():  # a burst of Ctrl-C must not lose the partial report
-            _LOCK.release()
-            if run.cold is None:
-                raise Interrupted("interrupted during the first call: nothing to report") from None
-            report = run.report(rules, finding_rules, partial=True)
-            raise Interrupted(
-                f"interrupted: {report.notes[-1]}; the partial report is this exception's .report",
-                report,
-            ) from None
+        ctrl_c.disarm()
+        _LOCK.release()
+        if run.cold is None:
+            raise Interrupted("interrupted during the first call: nothing to report") from None
+        report = run.report(rules, finding_rules, partial=True)
+        raise Interrupted(
+            f"interrupted: {report.notes[-1]}; the partial report is this exception's .report",
+            report,
+        ) from None
     except BaseException:
         _LOCK.release()
         raise
-    with _ctrl_c_held() as pressed:
-        _LOCK.release()
-        report = run.report(rules, finding_rules, partial=False)
-    if pressed:
+    ctrl_c.disarm()
+    _LOCK.release()
+    report = run.report(rules, finding_rules, partial=False)
+    if ctrl_c.noted:
         raise Interrupted("interrupted as the run finished: the report is complete", report)
     return report
-
-
-@contextmanager
-def _ctrl_c_held() -> Iterator[list[int]]:
-    """Ctrl-C noted, not raised, while a report is assembled (never over a user's handler)."""
-    pressed: list[int] = []
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield pressed
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
-    try:
-        yield pressed
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 class _Run:
