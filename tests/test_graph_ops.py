@@ -104,3 +104,12 @@ def test_a_map_fn_loop_in_the_step_is_compute_bound_with_vectorized_map() -> Non
 
 def test_a_loop_of_a_few_iterations_per_call_is_not_the_cost() -> None:
     assert "compute-bound" not in _ids(_fit(_map_fn_ops(4), op_s=0.05))
+
+
+def test_tf_datas_ops_are_not_counted_in_the_loops_share_of_the_model_ops() -> None:
+    """The loop is 80 % of the model's ops; tf.data's iterator, on its own threads, would
+    make it 44 % of all of them."""
+    data = _op("Dataset", "Iterator::Root::Prefetch::BatchV2::TensorSlice", 0.041, 2 * STEPS)
+    report = _fit((*_map_fn_ops(256), data), op_s=0.09)
+    assert report.findings[0].id == "compute-bound", _ids(report)
+    assert "80 % of the op time" in report.findings[0].evidence[1]

@@ -18,8 +18,8 @@ CASE = Case(
     "(batch before map, then map a vectorized function); the Keras 3 epoch iterator ends "
     "an epoch of unknown length on the dataset's OutOfRangeError",
     mechanism=(
-        "TextLineDataset(path).skip(1).map(parse).batch(128): parse runs tf.strings.split "
-        "and tf.strings.to_number on one line per call, 16384 calls per epoch on one "
+        "TextLineDataset(path).skip(1).map(parse).batch(512): parse runs tf.strings.split "
+        "and tf.strings.to_number on one line per call, 32768 calls per epoch on one "
         "tf.data thread, while the step waits; the dataset has no known length, so Keras "
         "ends the epoch on its OutOfRangeError. Batching first and parsing whole batches "
         "(tf.strings.split on the batch, .to_tensor()) is the fix"
@@ -30,7 +30,7 @@ CASE = Case(
     iterations=6,
 )
 
-LINES, FEATURES, BATCH = 16384, 12, 128
+LINES, FEATURES, BATCH = 32768, 24, 512
 
 
 def setup():

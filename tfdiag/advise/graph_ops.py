@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from tfdiag.advise.evidence import graph_calls_per_iteration, pct
 from tfdiag.advise.finding import Context
 from tfdiag.records.catalog import HOST_OPS
-from tfdiag.records.catalog.ops import LOOP_APIS, LOOP_SCOPE, WRAPPING_SCOPES
+from tfdiag.records.catalog.ops import DATA_OP_PREFIX, LOOP_APIS, LOOP_SCOPE, WRAPPING_SCOPES
 from tfdiag.records.probes import OpRow, TfProfile
 
 _WRAPPING = WRAPPING_SCOPES
@@ -80,15 +80,16 @@ def _loop_scope(name: str) -> str:
 
 def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
     """A loop inside the step's graph (``tf.map_fn``, ``tf.while_loop``): its ops run
-    ≥ ``min_loop_iterations`` times per graph call and take ≥ ``min_loop_share`` of the op
-    time, and the graph calls are ≥ ``min_share`` of the steady state — the rest of their
+    ≥ ``min_loop_iterations`` times per graph call and take ≥ ``min_loop_share`` of the
+    model's op time (tf.data's left out), and the graph calls are ≥ ``min_loop_graph_share``
+    of the steady state — the rest of their
     time, outside the ops' kernels, is the executor running the loop's small ops one by one."""
     report, analysis = ctx.record, ctx.analysis
     loops: dict[str, list[OpRow]] = {}
     for o in tf.top_ops:
         if _LOOP.search(o.name):
             loops.setdefault(_loop_scope(o.name), []).append(o)
-    op_s = sum(o.self_s for o in tf.top_ops)
+    op_s = sum(o.self_s for o in tf.top_ops if not o.name.startswith(DATA_OP_PREFIX))
     calls = graph_calls_per_iteration(report, analysis) * tf.steps
     if not loops or op_s <= 0 or calls <= 0:
         return None
@@ -101,7 +102,7 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
         return None
     graph_s = sum(analysis.steady.functions[g].cum_s for g in analysis.with_role("graph-call"))
     share = min(analysis.of_steady(graph_s), 1.0)
-    if share < ctx.threshold("min_share"):
+    if share < ctx.threshold("min_loop_graph_share"):
         return None
     api = LOOP_APIS.get(re.sub(r"_\d+$", "", scope.rsplit("/", 1)[-1]), "tf.while_loop")
     where = _where(ctx, rows[0].name, scope)

@@ -387,6 +387,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "min_host_op_share": 0.1,
             "min_loop_share": 0.5,
             "min_loop_iterations": 16,
+            "min_loop_graph_share": 0.3,
         },
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
@@ -396,7 +397,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "(and the user's layer): ops that do none of the model's math (`HOST_OPS` in the "
         "catalog: `tf.print`, summaries) ≥ `min_host_op_share` of the iteration, or a loop's "
         "ops (`tf.map_fn`, `tf.while_loop`) run ≥ `min_loop_iterations` per graph call, "
-        "≥ `min_loop_share` of the op time, with the graph calls ≥ `min_share` of steady state",
+        "≥ `min_loop_share` of the model's op time, with the graph calls ≥ "
+        "`min_loop_graph_share` of steady state",
     ),
     FindingSpec(
         "build-dominated",

@@ -24,6 +24,10 @@ HOST_OPS: dict[str, str] = {
 #: Op-name scopes a graph call and its gradient add around the user's layers.
 WRAPPING_SCOPES: tuple[str, ...] = ("StatefulPartitionedCall", "PartitionedCall", "gradient_tape")
 
+#: How the TF profiler names tf.data's iterators (their time is the input pipeline's, not the
+#: model's ops).
+DATA_OP_PREFIX = "Iterator::"
+
 #: The scope of a loop's body in an op's name (forward, gradient), as a regular expression.
 LOOP_SCOPE = r"/while(?:_grad)?/"
 
