@@ -6,6 +6,7 @@ math as the heaviest op, a loop of a few iterations."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -113,3 +114,12 @@ def test_tf_datas_ops_are_not_counted_in_the_loops_share_of_the_model_ops() -> N
     report = _fit((*_map_fn_ops(256), data), op_s=0.09)
     assert report.findings[0].id == "compute-bound", _ids(report)
     assert "80 % of the op time" in report.findings[0].evidence[1]
+
+
+def test_a_recurrent_layers_loop_over_time_is_not_a_per_element_loop() -> None:
+    """An LSTM's while loop runs once per time step, by nature: not a loop to vectorise."""
+    ops = tuple(
+        dataclasses.replace(o, name=o.name.replace("pairwise_1/map", "lstm_1"))
+        for o in _map_fn_ops(256)
+    )
+    assert "compute-bound" not in _ids(_fit(ops, op_s=0.05))

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from tfdiag.advise.evidence import graph_calls_per_iteration, pct
 from tfdiag.advise.finding import Context
 from tfdiag.records.catalog import HOST_OPS
-from tfdiag.records.catalog.ops import DATA_OP_PREFIX, LOOP_APIS, LOOP_SCOPE, WRAPPING_SCOPES
+from tfdiag.records.catalog.ops import (
+    DATA_OP_PREFIX,
+    LOOP_SCOPE,
+    PER_ELEMENT_LOOPS,
+    WRAPPING_SCOPES,
+)
 from tfdiag.records.probes import OpRow, TfProfile
 
 _WRAPPING = WRAPPING_SCOPES
@@ -78,8 +83,13 @@ def _loop_scope(name: str) -> str:
     return "/".join(s for s in head.split("/") if s not in _WRAPPING)
 
 
+def _loop_api(scope: str) -> str | None:
+    """``tf.map_fn`` for a loop scoped ``…/map`` (``map_1``): one that runs per element."""
+    return PER_ELEMENT_LOOPS.get(re.sub(r"_\d+$", "", scope.rsplit("/", 1)[-1]))
+
+
 def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
-    """A loop inside the step's graph (``tf.map_fn``, ``tf.while_loop``): its ops run
+    """A per-element loop inside the step's graph (``tf.map_fn``): its ops run
     ≥ ``min_loop_iterations`` times per graph call and take ≥ ``min_loop_share`` of the
     model's op time (tf.data's left out), and the graph calls are ≥ ``min_loop_graph_share``
     of the steady state — the rest of their
@@ -87,7 +97,7 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
     report, analysis = ctx.record, ctx.analysis
     loops: dict[str, list[OpRow]] = {}
     for o in tf.top_ops:
-        if _LOOP.search(o.name):
+        if _LOOP.search(o.name) and _loop_api(_loop_scope(o.name)) is not None:
             loops.setdefault(_loop_scope(o.name), []).append(o)
     op_s = sum(o.self_s for o in tf.top_ops if not o.name.startswith(DATA_OP_PREFIX))
     calls = graph_calls_per_iteration(report, analysis) * tf.steps
@@ -104,7 +114,7 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
     share = min(analysis.of_steady(graph_s), 1.0)
     if share < ctx.threshold("min_loop_graph_share"):
         return None
-    api = LOOP_APIS.get(re.sub(r"_\d+$", "", scope.rsplit("/", 1)[-1]), "tf.while_loop")
+    api = _loop_api(scope) or ""
     where = _where(ctx, rows[0].name, scope)
     evidence = (
         f"the step's graph runs a loop: the ops of `{scope}/while` (`{api}`) ran "

@@ -396,7 +396,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "steady-state finding is reported beside it. Inside the graph, named by its op scope "
         "(and the user's layer): ops that do none of the model's math (`HOST_OPS` in the "
         "catalog: `tf.print`, summaries) ≥ `min_host_op_share` of the iteration, or a loop's "
-        "ops (`tf.map_fn`, `tf.while_loop`) run ≥ `min_loop_iterations` per graph call, "
+        "ops (`tf.map_fn`: `PER_ELEMENT_LOOPS`, not a recurrent layer's loop over time) run ≥ "
+        "`min_loop_iterations` per graph call, "
         "≥ `min_loop_share` of the model's op time, with the graph calls ≥ "
         "`min_loop_graph_share` of steady state",
     ),

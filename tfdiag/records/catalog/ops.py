@@ -31,6 +31,7 @@ DATA_OP_PREFIX = "Iterator::"
 #: The scope of a loop's body in an op's name (forward, gradient), as a regular expression.
 LOOP_SCOPE = r"/while(?:_grad)?/"
 
-#: A loop's own scope name (before its ``while``) → the Python call that makes it; any other
-#: loop is a ``tf.while_loop`` (AutoGraph's ``for``/``while`` over tensors included).
-LOOP_APIS: dict[str, str] = {"map": "tf.map_fn", "scan": "tf.scan", "foldl": "tf.foldl"}
+#: A loop's own scope name (before its ``while``) → the Python call that makes it, for the
+#: loops that run once per element of a batch (vectorisable). Other loops — a recurrent
+#: layer's over time steps, ``tf.scan`` — are sequential by nature and not named.
+PER_ELEMENT_LOOPS: dict[str, str] = {"map": "tf.map_fn"}
