@@ -104,7 +104,10 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
     if not loops or op_s <= 0 or calls <= 0:
         return None
     scope, rows = max(loops.items(), key=lambda kv: sum(o.self_s for o in kv[1]))
-    loop_share = sum(o.self_s for o in rows) / op_s
+    # The loop's own ops, and its machinery beside the body (the TensorArray that gathers
+    # its results): every model op inside its scope.
+    inside = [o for o in tf.top_ops if f"{scope}/" in o.name and o not in rows]
+    loop_share = sum(o.self_s for o in (*rows, *inside)) / op_s
     per_call = max(o.occurrences for o in rows) / calls
     if loop_share < ctx.threshold("min_loop_share") or per_call < ctx.threshold(
         "min_loop_iterations"

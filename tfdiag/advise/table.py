@@ -385,7 +385,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "min_share": 0.5,
             "max_input_wait": 0.2,
             "min_host_op_share": 0.1,
-            "min_loop_share": 0.5,
+            "min_loop_share": 0.3,
             "min_loop_iterations": 16,
             "min_loop_graph_share": 0.3,
         },
