@@ -1,6 +1,8 @@
 """Accuracy of tfdiag on the corpus: does its first finding name the real cause and fix?
 
-    python benchmarks/accuracy.py                       # every case in corpus/cases/
+    python benchmarks/accuracy.py                       # both backends, one table each
+    python benchmarks/accuracy.py --backend tensorflow  # corpus/cases/ only
+    python benchmarks/accuracy.py --backend jax         # corpus/cases_jax/ (Keras 3 on JAX)
     python benchmarks/accuracy.py --cases predict-in-loop,fit-batch-size-1
     python benchmarks/accuracy.py --rounds 7 --json rows.json
     python benchmarks/accuracy.py --premise-only        # measure the premises, no tfdiag
@@ -8,7 +10,12 @@
 
 For every case: ``setup()``, the premise (``slow`` vs ``fast`` interleaved, medians of
 ``--rounds``), tfdiag on the case as its user would run it, and the verdict. A case that
-raises is a row with its error; the run goes on. Columns:
+raises is a row with its error; the run goes on. Keras picks its backend once per process:
+the TensorFlow cases share this process (or a child with ``KERAS_BACKEND=tensorflow`` when
+this one is set to another backend); each JAX case runs in a child process of its own with
+``KERAS_BACKEND=jax`` (``corpus/run_one.py``: whether TensorFlow is loaded is part of a JAX
+program, and one case must not load it for the next). By default the TensorFlow table is
+printed first, then the JAX one. Columns:
 
 - ``premise×``: measured slow/fast ratio (``!`` after it: below half of ``CASE.premise``,
   or for a ``python_fix=False`` case not below 1.3×);
@@ -27,9 +34,10 @@ import argparse
 import gc
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from corpus.harness import (  # noqa: E402
-    Loaded,
-    diagnose,
-    load_cases,
-    measure_premise,
-    premise_holds,
-    verdict,
-)
+from corpus.harness import CASE_DIRS, Loaded, load_cases  # noqa: E402
+from corpus.run_one import case_row, run_in_child  # noqa: E402
 
 
 def _clear_keras() -> None:
@@ -62,60 +64,11 @@ def _clear_keras() -> None:
 
 
 def run_case(loaded: Loaded, *, rounds: int, premise_only: bool, show: bool) -> dict[str, Any]:
-    case = loaded.case
-    row: dict[str, Any] = {
-        "id": case.id,
-        "expect": case.expect,
-        "fix_mentions": list(case.fix_mentions),
-        "premise_claimed": case.premise,
-        "python_fix": case.python_fix,
-        "iterations": case.iterations,
-        "source": case.source,
-        "known_miss": case.known_miss,
-    }
-    stage = "setup"
-    t0 = time.perf_counter()
+    """One case in this process (the TensorFlow corpus shares one process)."""
     try:
-        state = loaded.setup()
-        row["setup_s"] = round(time.perf_counter() - t0, 2)
-        stage = "premise"
-        t1 = time.perf_counter()
-        p = measure_premise(loaded, state, rounds=rounds)
-        row["premise_s"] = round(time.perf_counter() - t1, 2)
-        row["slow_s"] = p.slow_s
-        row["fast_s"] = p.fast_s
-        row["premise"] = round(p.speedup, 2)
-        row["premise_holds"] = premise_holds(case, p.speedup)
-        if not premise_only:
-            stage = "diagnose"
-            t2 = time.perf_counter()
-            report = diagnose(loaded, state)
-            row["diagnose_s"] = round(time.perf_counter() - t2, 2)
-            v = verdict(case, report)
-            row.update(
-                first=v.first,
-                ids=list(v.ids),
-                fix=v.fix,
-                right_cause=v.right_cause,
-                right_fix=v.right_fix,
-                says_no_python_gain=v.says_no_python_gain,
-                findings=[
-                    {"id": f.id, "impact": f.impact, "evidence": list(f.evidence), "fix": f.fix}
-                    for f in report.findings
-                ],
-                notes=list(report.notes),
-            )
-            if show:
-                print(f"\n===== {case.id} =====")
-                report.show()
-    except Exception as exc:  # noqa: BLE001 - one broken case is one row, not a crash
-        row["error"] = f"{stage}: {type(exc).__name__}: {exc}"
-        row["traceback"] = traceback.format_exc()
+        return case_row(loaded, rounds=rounds, premise_only=premise_only, show=show)
     finally:
-        state = None
         _clear_keras()
-    row["total_s"] = round(time.perf_counter() - t0, 2)
-    return row
 
 
 def _mark(flag: Any) -> str:
@@ -188,31 +141,74 @@ def totals(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", help="comma-separated case ids (default: all)")
-    parser.add_argument("--rounds", type=int, default=5, help="premise rounds (default 5)")
-    parser.add_argument("--json", metavar="PATH", help="write the rows here")
-    parser.add_argument("--premise-only", action="store_true", help="skip tfdiag")
-    parser.add_argument("--show", action="store_true", help="print each report")
-    args = parser.parse_args(argv)
+def _process_backend() -> str:
+    """The Keras backend this process would get (Keras reads ``KERAS_BACKEND`` once)."""
+    return os.environ.get("KERAS_BACKEND") or "tensorflow"
 
-    names = [c.strip() for c in args.cases.split(",") if c.strip()] if args.cases else None
-    loaded = load_cases(names)
+
+def _backend_of(case_id: str) -> str | None:
+    stem = case_id.replace("-", "_")
+    for backend, folder in CASE_DIRS.items():
+        if (folder / f"{stem}.py").is_file():
+            return backend
+    return None
+
+
+def run_backend(
+    backend: str, args: argparse.Namespace, names: list[str] | None
+) -> tuple[int, list[dict[str, Any]]]:
+    """One backend's table, printed by this process (its own backend) or by a child.
+
+    The JAX cases run each in a process of its own (``corpus.run_one``): whether TensorFlow
+    is loaded is part of a Keras-on-JAX program, and one case must not load it for the next.
+    """
+    if backend == "jax" or backend == _process_backend():
+        return run_here(backend, args, names)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--backend", backend]
+    cmd += ["--rounds", str(args.rounds)]
     if names:
-        missing = sorted(set(names) - {x.case.id for x in loaded})
-        if missing:
-            print(f"no such case: {', '.join(missing)}", file=sys.stderr)
-            return 2
-    import tensorflow as tf  # import once, before the first timing
+        cmd += ["--cases", ",".join(names)]
+    if args.premise_only:
+        cmd.append("--premise-only")
+    if args.show:
+        cmd.append("--show")
+    env = dict(os.environ, KERAS_BACKEND=backend)
+    with tempfile.TemporaryDirectory(prefix="tfdiag-accuracy-") as tmp:
+        rows_path = Path(tmp) / "rows.json"
+        cmd += ["--json", str(rows_path)]
+        sys.stdout.flush()
+        rc = subprocess.call(cmd, env=env)
+        rows = json.loads(rows_path.read_text()) if rows_path.is_file() else []
+    return rc, rows
 
-    # The retracing warnings are the cases working as modelled; they drown the table.
-    tf.get_logger().setLevel("ERROR")
+
+def run_here(
+    backend: str, args: argparse.Namespace, names: list[str] | None
+) -> tuple[int, list[dict[str, Any]]]:
+    loaded = load_cases(names, backend=backend)
+    isolated = backend == "jax"
+    if not isolated:
+        import tensorflow as tf  # import once, before the first timing
+
+        # The retracing warnings are the cases working as modelled; they drown the table.
+        tf.get_logger().setLevel("ERROR")
 
     rows = []
     started = time.perf_counter()
     for x in loaded:
-        row = run_case(x, rounds=args.rounds, premise_only=args.premise_only, show=args.show)
+        if isolated:
+            row = run_in_child(
+                x.case.id,
+                backend=backend,
+                rounds=args.rounds,
+                premise_only=args.premise_only,
+                show=args.show,
+            )
+        else:
+            row = run_case(x, rounds=args.rounds, premise_only=args.premise_only, show=args.show)
+        row.setdefault("expect", x.case.expect)
+        row.setdefault("known_miss", x.case.known_miss)
+        row.setdefault("total_s", 0.0)
         rows.append(row)
         status = row.get("error") or (
             f"premise {row['premise']:.2f}× (slow {1e3 * row['slow_s']:.1f} ms, "
@@ -224,13 +220,52 @@ def main(argv: list[str] | None = None) -> int:
         )
         status += f" [{stages}]"
         print(f"[{row['total_s']:6.1f} s] {x.case.id}: {status}", file=sys.stderr, flush=True)
+    print(f"backend: {backend}")
     print(table(rows))
     print()
     print(totals(rows))
     print(f"({len(rows)} cases in {time.perf_counter() - started:.0f} s, rounds={args.rounds})")
+    return 0, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", help="comma-separated case ids (default: all)")
+    parser.add_argument(
+        "--backend",
+        choices=(*CASE_DIRS, "both"),
+        default="both",
+        help="which corpus: tensorflow (corpus/cases/), jax (corpus/cases_jax/), or both "
+        "(default; each in its own process)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="premise rounds (default 5)")
+    parser.add_argument("--json", metavar="PATH", help="write the rows here")
+    parser.add_argument("--premise-only", action="store_true", help="skip tfdiag")
+    parser.add_argument("--show", action="store_true", help="print each report")
+    args = parser.parse_args(argv)
+
+    names = [c.strip() for c in args.cases.split(",") if c.strip()] if args.cases else None
+    backends = list(CASE_DIRS) if args.backend == "both" else [args.backend]
+    by_backend: dict[str, list[str] | None] = {b: None for b in backends}
+    if names:
+        found = {n: _backend_of(n) for n in names}
+        missing = sorted(n for n, b in found.items() if b not in backends)
+        if missing:
+            print(f"no such case: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        by_backend = {b: [n for n in names if found[n] == b] for b in backends}
+        by_backend = {b: ns for b, ns in by_backend.items() if ns}
+    rc = 0
+    rows: list[dict[str, Any]] = []
+    for i, (backend, backend_names) in enumerate(by_backend.items()):
+        if i:
+            print(flush=True)
+        backend_rc, backend_rows = run_backend(backend, args, backend_names)
+        rc = max(rc, backend_rc)
+        rows += backend_rows
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2, default=str) + "\n")
-    return 0
+    return rc
 
 
 if __name__ == "__main__":

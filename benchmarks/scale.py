@@ -63,7 +63,7 @@ def _big_prof(n: int, path: Path) -> None:
 
 
 def _render(report: tfdiag.Report) -> None:
-    Console(file=io.StringIO(), width=100, color_system=None).print(render_report(report))
+    Console(file=io.StringIO(), width=100, color_system=None).print(render_report(report.diagnosis))
 
 
 def _measure(label: str, make: Any, folder: Path, rows: list[tuple[str, ...]]) -> None:
@@ -90,10 +90,19 @@ def _measure(label: str, make: Any, folder: Path, rows: list[tuple[str, ...]]) -
     )
 
 
+#: Where the children keep their bytecode: tfdiag is measured as installed (compiled once,
+#: by a warm-up round), not recompiled from source in every child, which is what
+#: PYTHONDONTWRITEBYTECODE (set on the shared development machine) would measure.
+_PYCACHE: list[str] = []
+
+
 def _child(args: list[str]) -> tuple[float, float]:
     """CPU seconds (user + system) and peak RSS (MiB) of one child process; a child that
     prints ``spent <seconds>`` as its last line reports its own CPU figure instead."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    if _PYCACHE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = _PYCACHE[0]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, *args], stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -196,6 +205,7 @@ def growth(small: bool) -> None:
         # peak RSS (fork copies the parent's resident pages into the child's count).
         make = [sys.executable, __file__, "--make-inputs", str(folder)]
         subprocess.run(make + (["--small"] if small else []), check=True)
+        _PYCACHE[:] = [str(folder / "pycache")]
         profs = {n: folder / f"big{n}.prof" for n in sizes}
         jobs = {n: sorted(map(str, folder.glob(f"w{n}-*.tfdiag.json"))) for n in workers}
         notes = folder / "notes.tfdiag.json"
@@ -207,14 +217,23 @@ def growth(small: bool) -> None:
             cpu.setdefault(key, []).append(c)
             rss.setdefault(key, []).append(r)
 
+        def explain(n: int, fmt: str) -> list[str]:
+            return ["-m", "tfdiag", "explain", str(profs[n]), "--iterations", "3", "--format", fmt]
+
+        # The warm-up: every kind of child once, unmeasured, so each has its bytecode.
+        small = sizes[0]
+        for args in (["-c", "import tfdiag"], explain(small, "json"), explain(small, "text"),
+                     ["-c", _PSTATS, str(profs[small])], ["-c", _FINDINGS, str(profs[small])],
+                     ["-m", "tfdiag", "merge", *jobs[workers[0]]]):  # fmt: skip
+            _child(args)
         for _ in range(3):  # interleaved: each round runs every case once
             for _ in range(3):
                 run("bare", ["-c", "pass"])
                 run("import", ["-c", "import tfdiag"])
             for n in sizes:
-                run(f"explain {n}", ["-m", "tfdiag", "explain", str(profs[n]), "--iterations",
-                                     "3", "--format", "json"])  # fmt: skip
+                run(f"explain {n}", explain(n, "json"))
                 run(f"pstats {n}", ["-c", _PSTATS, str(profs[n])])
+                run(f"text {n}", explain(n, "text"))
                 run(f"findings {n}", ["-c", _FINDINGS, str(profs[n])])
             for n in workers:
                 run(f"merge {n}", ["-m", "tfdiag", "merge", *jobs[n]])
@@ -226,15 +245,17 @@ def growth(small: bool) -> None:
         print(f"import tfdiag: {1000 * (med['import'] - med['bare']):.0f} ms over a bare "
               f"interpreter ({1000 * med['bare']:.0f} ms)")  # fmt: skip
         for n in sizes:
-            e, p = med[f"explain {n}"], med[f"pstats {n}"]
+            e, t, p = med[f"explain {n}"], med[f"text {n}"], med[f"pstats {n}"]
             per = med[f"findings {n}"] / (n / 1000)
-            print(f"{n:>7,}-function .prof: explain {e:.2f} s = {e / p:.2f} × pstats "
-                  f"({p:.2f} s), {top[f'explain {n}']:.0f} MiB; findings "
+            print(f"{n:>7,}-function .prof: explain --format json {e:.2f} s = {e / p:.2f} × "
+                  f"pstats ({p:.2f} s), {top[f'explain {n}']:.0f} MiB; the console view "
+                  f"{t:.2f} s = {t / p:.2f} ×, {top[f'text {n}']:.0f} MiB; findings "
                   f"{1000 * per:.2f} ms per 1,000 functions")  # fmt: skip
         first, last = sizes[0], sizes[-1]
         grow = last / first
-        print(f"growth {first:,} → {last:,}: explain "
-              f"{_growth(cpu[f'explain {first}'], cpu[f'explain {last}'], grow)}, pstats "
+        print(f"growth {first:,} → {last:,}: explain json "
+              f"{_growth(cpu[f'explain {first}'], cpu[f'explain {last}'], grow)}, text "
+              f"{_growth(cpu[f'text {first}'], cpu[f'text {last}'], grow)}, pstats "
               f"{_growth(cpu[f'pstats {first}'], cpu[f'pstats {last}'], grow)}, findings "
               f"{_growth(cpu[f'findings {first}'], cpu[f'findings {last}'], grow)}")  # fmt: skip
         for n in workers:
@@ -250,14 +271,18 @@ def growth(small: bool) -> None:
                   f"{med[f'notes {fmt}']:.2f} s, {top[f'notes {fmt}']:.0f} MiB")  # fmt: skip
 
 
-#: Findings alone, in a child: the record loaded and analysed first, only advise timed.
+#: Findings alone, in a child: the record loaded and analysed first, only advise timed, with
+#: the cyclic collector paused as ``diagnose`` pauses it (else the figure is whichever full
+#: collection of the loaded table happens to fall inside the timed part).
 _FINDINGS = (
     "import sys, time\n"
     "from tfdiag.results.load import load_result\n"
     "from tfdiag.analysis.pipeline import analyze\n"
     "from tfdiag.advise import advise\n"
+    "from tfdiag.records.stats import no_gc\n"
     "r = load_result(sys.argv[1], iterations=3); a = analyze(r)\n"
-    "t = time.process_time(); advise(r, a); print('spent', time.process_time() - t)\n"
+    "with no_gc():\n"
+    "    t = time.process_time(); advise(r, a); print('spent', time.process_time() - t)\n"
 )
 
 

@@ -1,6 +1,8 @@
 """The accuracy corpus: small slow TensorFlow/Keras programs, each modelled on a public issue.
 
-Every case is one module in ``corpus/cases/`` with:
+Every case is one module in ``corpus/cases/`` (TensorFlow and Keras on TensorFlow) or
+``corpus/cases_jax/`` (Keras 3 on JAX, run in a process of its own with
+``KERAS_BACKEND=jax``: Keras picks its backend once per process) with:
 
 - ``CASE``: a :class:`Case` (what it is, where it comes from, what tfdiag must say);
 - ``setup() -> state``: build the model and data (not timed);
@@ -33,6 +35,10 @@ from typing import Any
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
+#: Keras 3 on JAX: these cases run only in a process with ``KERAS_BACKEND=jax``.
+JAX_CASES_DIR = Path(__file__).resolve().parent / "cases_jax"
+#: Each backend's folder of cases (``Case.backend`` names one).
+CASE_DIRS = {"tensorflow": CASES_DIR, "jax": JAX_CASES_DIR}
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,8 @@ class Case:
             it does: the expectation stays what is true of the program, the test marks
             the case ``xfail(strict=True)`` so it turns into a failure (XPASS) the day a
             fix makes it right, and then this field must be removed.
+        backend: the Keras backend the program runs on: ``"tensorflow"`` (``cases/``) or
+            ``"jax"`` (``cases_jax/``, Keras 3 with ``KERAS_BACKEND=jax``).
     """
 
     id: str
@@ -73,6 +81,7 @@ class Case:
     also: tuple[str, ...] = ()
     python_fix: bool = True
     known_miss: str = ""
+    backend: str = "tensorflow"
 
 
 #: A ``python_fix=False`` case's best Python-side change must stay below this ratio.
@@ -100,18 +109,26 @@ class Loaded:
         return fn(state)  # type: ignore[no-any-return]
 
 
-def load_cases(names: list[str] | None = None) -> list[Loaded]:
-    """Every case in ``cases/`` (sorted by file name), or those named."""
+def load_cases(names: list[str] | None = None, *, backend: str = "tensorflow") -> list[Loaded]:
+    """Every case of one backend (sorted by file name), or those named.
+
+    ``backend="tensorflow"`` loads ``cases/``, ``backend="jax"`` loads ``cases_jax/`` (import
+    them only in a process whose Keras runs on JAX); each case's ``backend`` must match.
+    """
+    if backend not in CASE_DIRS:
+        raise ValueError(f"no such backend: {backend!r} (one of {', '.join(CASE_DIRS)})")
     out = []
-    for path in sorted(CASES_DIR.glob("*.py")):
+    for path in sorted(CASE_DIRS[backend].glob("*.py")):
         if path.name.startswith("_"):
             continue
-        spec = importlib.util.spec_from_file_location(f"corpus_case_{path.stem}", path)
+        prefix = "corpus_case" if backend == "tensorflow" else f"corpus_case_{backend}"
+        spec = importlib.util.spec_from_file_location(f"{prefix}_{path.stem}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         case = module.CASE
         assert case.id.replace("-", "_") == path.stem, (case.id, path.name)
+        assert case.backend == backend, (case.id, case.backend, backend)
         if names is None or case.id in names:
             out.append(Loaded(case, module))
     return out

@@ -85,3 +85,56 @@ def test_a_canonical_table_reads_as_the_value_by_value_reader_reads_it() -> None
 def test_anything_not_canonical_goes_to_the_checked_reader(odd: tuple[object, ...]) -> None:
     raw = {("a", 1, "b"): (1, 1, 0.1, 0.1, {}), ("c", 2, "d"): odd}
     assert _canonical(raw) is None
+
+
+def test_a_table_whose_callers_are_all_in_it_reads_as_the_checked_reader_reads_it() -> None:
+    rng = random.Random(4)
+    raw = tf20_predict_stats().to_pstats()
+    keys = list(raw)
+    for n in range(300):  # every caller in the table: each edge built in one pass
+        key = (f"/x/m{n}.py", n, f"f{n}")
+        raw[key] = (2, 3, 0.25, 0.75, {rng.choice(keys): (1, 1, 0.5, 1.0) for _ in range(3)})
+        keys.append(key)
+    fast = _canonical(raw)
+    assert fast is not None
+    assert fast == ProfileStats._from_pstats_checked(raw).functions
+
+
+TABLE = [("/x/é.py", 1, "f", 2, 2, 1e-05, 2.5e-05, ((0, 1, 1, 1e-05, 2e-05),))] * 3
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        TABLE,  # text outside ASCII: written by the standard library, escaped
+        [(r[0].replace("é", "e"), *r[1:]) for r in TABLE],  # msgspec's
+        [(1, 10**30)],  # a number msgspec cannot hold: the standard library's
+    ],
+)
+def test_a_table_written_apart_is_the_same_json_and_ascii(table: list[tuple[object, ...]]) -> None:
+    doc = {"a": [1.5, "é"], "profile": {"functions": table}, "z": None}
+    text = indented_json(doc, tables=("profile",))
+    assert text.isascii()
+    assert json.loads(text) == json.loads(json.dumps(doc))
+    assert text.startswith('{\n "a": [\n  1.5,')  # the same layout
+
+
+def test_a_big_reports_json_writes_its_tables_apart_and_refuses_a_nan_in_them() -> None:
+    from dataclasses import replace
+
+    from tfdiag.records.stats import FunctionStat
+    from tfdiag.render.json import FAST_TABLE_ROWS, report_json_text, report_to_json
+    from tfdiag.results.load import report_from_stats
+
+    rows = tuple(
+        FunctionStat(f"/site-packages/p/m{i % 50}.py", i, f"f{i}", 3, 3, 1e-06 * i, 2e-06 * i)
+        for i in range(FAST_TABLE_ROWS)
+    )
+    report = report_from_stats(ProfileStats(rows), name="x.prof", iterations=3)
+    text = report_json_text(report.diagnosis)
+    assert json.loads(text) == json.loads(json.dumps(report_to_json(report.diagnosis)))
+    assert "1e-6," in text and "1e-06" not in text  # msgspec's spelling: written apart
+    bad = replace(rows[5], self_s=math.nan)
+    nan = replace(report, profile=ProfileStats((*rows[:5], bad, *rows[6:])))
+    with pytest.raises(ValueError):
+        report_json_text(nan.diagnosis)

@@ -17,7 +17,7 @@ from synth import SITE, Node, make_report, tensor, tf_record, trace
 
 from tfdiag.advise import SEVERITIES, Detection, FindingSpec, advise
 from tfdiag.advise.graphs import retrace_cause
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import analyze
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Category
 from tfdiag.records.probes import InputStage, OpRow, PyFuncs, TfProfile
@@ -185,6 +185,7 @@ def _tiny_steps(
     work: float = 0.2,
     step_s: float = 0.001,
     kwargs: tuple[tuple[str, str], ...] = (),
+    facts: tuple[tuple[str, str], ...] = (),
     tf_profile: TfProfile | None = None,
 ) -> Report:
     """One Keras call of ``steps`` steps of ``step_s`` each, of which ``work`` is the ops
@@ -199,7 +200,9 @@ def _tiny_steps(
         hooks.append(Node(CALLBACK_LIST, "CallbackList.on_epoch_begin", 1e-6, N))
     rest = (0.5 * (1 - work) - 0.01) * total
     root = Node(TRAINER, f"TensorFlowTrainer.{method}", rest, N, [step, *hooks])
-    return make_report([root], N, cold=[], method=method, kwargs=kwargs, tf_profile=tf_profile)
+    return make_report(
+        [root], N, cold=[], method=method, kwargs=kwargs, facts=facts, tf_profile=tf_profile
+    )
 
 
 def test_per_step_overhead_in_fit_names_steps_per_execution_and_the_batch_size() -> None:
@@ -218,6 +221,26 @@ def test_per_step_overhead_in_predict_names_a_larger_batch_size() -> None:
     assert lead.fix.startswith("Each of the 64 steps per call runs a tiny batch")
     assert "`batch_size` to `predict`" in lead.fix and "batch_size=1024" in lead.fix
     assert "steps_per_execution=32" not in lead.fix
+
+
+@pytest.mark.parametrize(
+    ("kind", "method", "fix"),
+    [
+        ("predict", "predict", "`predict` ignores `batch_size` for a dataset"),
+        ("test", "evaluate", "`evaluate` ignores `batch_size` for a dataset"),
+        ("train", "fit", "`fit` ignores `batch_size` for a dataset"),
+    ],
+)
+def test_per_step_overhead_on_a_dataset_says_to_batch_the_dataset(
+    kind: str, method: str, fix: str
+) -> None:
+    facts = (("x.kind", "tf.data.Dataset"), ("x.class", "_BatchDataset"))
+    lead = _lead(_tiny_steps(kind=kind, method=method, facts=facts), "per-step-overhead")
+    assert lead.evidence[-1] == (
+        "the input is a `tf.data.Dataset` (`_BatchDataset`): its batches are the dataset's own"
+    )
+    assert fix in lead.fix and "ds.unbatch().batch(" in lead.fix
+    assert "{" not in lead.fix
 
 
 def test_per_step_overhead_in_a_custom_loop_counts_graph_calls() -> None:
@@ -301,6 +324,42 @@ def test_compile_every_call_counts_the_retracing_it_causes() -> None:
 
 
 @pytest.mark.parametrize(
+    ("new", "recompiled", "lead_fix", "tracing_fix"),
+    [
+        (0, 11, "`compile()` runs on every call", "The traces are Keras' step functions"),
+        (11, 0, "A model is built, loaded or compiled on every call", "The traces are the step"),
+        (1, 0, None, None),
+    ],
+    ids=["recompiled", "new-model", "one-new-model"],
+)
+def test_a_model_rebuilt_between_run_calls_is_model_rebuilt_per_call(
+    new: int, recompiled: int, lead_fix: str | None, tracing_fix: str | None
+) -> None:
+    # `tfdiag run` saw the site's model re-compiled (or new) at the entry of its later
+    # calls: compile()/clone_model ran between them, outside the site; each call traces.
+    tracer = Node(TRACER, "_create_concrete_function", 0.6 * N, N)
+    root = Node(TRAINER, "TensorFlowTrainer.fit", 0.0, N, [tracer, _graph(0.4 * N)])
+    facts = (
+        ("calls.later", "11"),
+        ("calls.new_model", str(new)),
+        ("calls.recompiled", str(recompiled)),
+    )
+    report = make_report([root], N, cold=[], method="fit", facts=facts)
+    if lead_fix is None:  # 1 of 11: not rebuilt per call
+        assert "model-rebuilt-per-call" not in _ids(report)
+        return
+    lead = _lead(report, "model-rebuilt-per-call")
+    assert lead.impact == pytest.approx(0.6, abs=0.02)
+    what = "a different model object" if new else "the same model, re-compiled"
+    assert lead.evidence[0].startswith(f"11 of this site's 11 later calls were on {what}")
+    assert lead.fix.startswith(lead_fix)
+    assert ("learning_rate.assign" in lead.fix) == bool(recompiled)
+    assert ("set_weights" in lead.fix) == bool(new)
+    assert _ids(report)[:2] == ["model-rebuilt-per-call", "per-iteration-tracing"]
+    assert tracing_fix is not None and report.findings[1].fix.startswith(tracing_fix)
+
+
+@pytest.mark.parametrize(
     ("share", "calls"), [(0.09, N), (0.3, 2)], ids=["share-9%", "built-twice-in-5-calls"]
 )
 def test_model_rebuilt_near_misses(share: float, calls: int) -> None:
@@ -349,6 +408,30 @@ def test_a_new_tf_function_every_call_is_model_rebuilt_and_tracing_says_why() ->
         "a new `tf.function` object is made for every call"
     )
     assert tracing.fix.startswith("The `tf.function` is made anew on every call")
+
+
+def test_a_new_optimizer_every_call_says_how_to_change_the_learning_rate() -> None:
+    # A custom loop makes Adam(lr) and a tf.function step per epoch to change the rate.
+    optimizer = Node(KERAS + "optimizers/base_optimizer.py", "BaseOptimizer.__init__", 0.01, N)
+    tracer = Node(TRACER, "_create_concrete_function", 0.4 * N, N)
+    function = Node(
+        TF + "eager/polymorphic_function/polymorphic_function.py",
+        "Function.__call__",
+        0.0,
+        N,
+        [tracer, _graph(0.6 * N)],
+    )
+    loop = Node(USER, "run", 0.0, N, [optimizer, function])
+    traces = tuple(trace(c, (X,), function_id=100 + c) for c in range(N + 1))
+    report = make_report([loop], N, cold=[], method="run", target="train.run", traces=traces)
+    lead = _lead(report, "model-rebuilt-per-call")
+    assert lead.evidence[0].endswith(
+        "an optimizer is constructed 1× per iteration "
+        "(`base_optimizer.py:BaseOptimizer.__init__`), and the step is made again for it"
+    )
+    assert lead.fix.startswith("A new optimizer is made on every call")
+    assert "`optimizer.learning_rate = new_lr`" in lead.fix
+    assert "LearningRateSchedule" in lead.fix
 
 
 def test_a_function_retraced_for_new_values_is_not_rebuilt() -> None:
@@ -819,14 +902,18 @@ def test_input_bound_py_dataset_fix_fits_the_flavour_and_the_workers(
     flavour: str, workers: int, fix: str
 ) -> None:
     tf = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006)
+    kind = "Sequence" if flavour == "tf_keras" else "PyDataset"
     callback = PyCallback(
-        f"Frames.__getitem__ (a PyDataset, workers={workers}, use_multiprocessing=False)",
+        f"Frames.__getitem__ (a {kind}, workers={workers}, use_multiprocessing=False)",
         USER, 10, "pydataset", 4 * N, 0.5 * N,
     )  # fmt: skip
     report = _graph_step(tf, py_callbacks=(callback,))
     report = dataclasses.replace(report, call=dataclasses.replace(report.call, flavour=flavour))
     lead = _lead(report, "input-bound")
-    assert f"(workers={workers}, use_multiprocessing=False)" in " ".join(lead.evidence)
+    assert (
+        f"the input is a Keras {kind} (workers={workers}, use_multiprocessing=False)"
+        in " ".join(lead.evidence)
+    )
     assert fix in lead.fix
 
 
@@ -861,6 +948,52 @@ def test_a_loop_reading_one_element_at_a_time_gets_the_batch_fix(
     line = f"your loop calls the dataset iterator's `next()` {elements}× per call"
     assert any(e.startswith(line) for e in lead.evidence) is per_element
     assert lead.fix.startswith("Your loop reads the dataset one element at a time") is per_element
+
+
+def test_input_bound_names_a_window_flat_map_pipeline_and_frames_the_series() -> None:
+    nested = tuple(
+        InputStage(f"Iterator::Root::Prefetch::MapAndBatch::FlatMap[{i}]::BatchV2", 3, 1e-3, 1e-3)
+        for i in (7, 8, 9)
+    )
+    stages = (
+        *_stages("MapAndBatch"),
+        InputStage("Iterator::Root::Prefetch::MapAndBatch::FlatMap", 3, 0.01, 0.008),
+        InputStage("Iterator::Root::Prefetch::MapAndBatch::FlatMap::Window", 3, 0.002, 0.001),
+        *nested,
+    )
+    tf = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006, input_stages=stages)
+    lead = _lead(_graph_step(tf), "input-bound")
+    assert lead.evidence[2] == (
+        "`window().flat_map()` makes a nested dataset per window: a `Window` stage under "
+        "`FlatMap`, and per-window `FlatMap[i]` iterators (3 kept in the trace's stages)"
+    )
+    assert lead.fix.startswith("`Dataset.window(n, shift=…)` then `flat_map(")
+    assert "tf.signal.frame(series, n, frame_step=shift)" in lead.fix
+    # A flat_map without window() is not this pipeline.
+    plain = tf_record(wall_s=0.01, op_s=0.004, input_wait_s=0.006, input_stages=stages[:4])
+    assert not _lead(_graph_step(plain), "input-bound").fix.startswith("`Dataset.window(")
+
+
+@pytest.mark.parametrize(("input_op_s", "found"), [(0.19, True), (0.04, False)])
+def test_input_bound_on_a_host_counts_a_pipeline_that_shares_the_cores(
+    input_op_s: float, found: bool
+) -> None:
+    # No step time measured (no wait), but tf.data's ops take 1.9x the step's wall time on
+    # the two cores the model's ops run on: caching the pipeline is what speeds it up.
+    tf = tf_record(wall_s=0.1, op_s=0.3, input_op_s=input_op_s, input_wait_s=0.0)
+    report = _graph_step(tf)
+    if not found:  # 0.4x the wall time: not the bottleneck
+        assert "input-bound" not in _ids(report)
+        return
+    lead = _lead(report, "input-bound")
+    assert lead.impact == pytest.approx(0.19 / 0.3, abs=0.01)
+    assert lead.evidence[0] == (
+        "TF profiler: tf.data's ops take 190.0 ms per iteration of 100.0 ms, on the same CPU "
+        "cores as the model's ops (63 % of all op time): the step waits for its input 0 %, "
+        "but shares the cores with it"
+    )
+    assert lead.fix.startswith("The pipeline's own work runs on the same CPU cores")
+    assert "`ds = ds.cache()`" in lead.fix
 
 
 def test_input_bound_near_misses() -> None:
@@ -1248,7 +1381,7 @@ def _spec(finding_id: str, impact: float, tier: str = "steady", **fixes: str) ->
 
 def _ranked(*table: FindingSpec) -> list[str]:
     report = _converting(0.0)
-    return [f.id for f in advise(report, analysis_of(report), table)]
+    return [f.id for f in advise(report, analyze(report), table)]
 
 
 def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises() -> None:
@@ -1264,7 +1397,7 @@ def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises()
         _spec("spikes", 0.02, "timing"),
     )
     report = _converting(0.0)
-    found = advise(report, analysis_of(report), table)
+    found = advise(report, analyze(report), table)
     order = [
         "bigger",  # high, a fix: the most it removes first
         "lead",
@@ -1284,7 +1417,7 @@ def test_ranking_is_by_severity_then_tier_then_impact_and_severity_never_rises()
 def test_ranking_ties_keep_table_order_and_impacts_are_clamped() -> None:
     report = _converting(0.0)
     table = (_spec("a", 0.3), _spec("b", 0.3), _spec("over", 1.7), _spec("under", -0.2))
-    found = advise(report, analysis_of(report), table)
+    found = advise(report, analyze(report), table)
     assert [f.id for f in found] == ["over", "a", "b", "under"]
     assert [f.impact for f in found] == [1.0, 0.3, 0.3, 0.0]
     assert [f.severity for f in found] == ["high", "high", "high", "low"]
@@ -1293,9 +1426,9 @@ def test_ranking_ties_keep_table_order_and_impacts_are_clamped() -> None:
 def test_the_alone_fix_is_given_only_to_the_finding_that_leads() -> None:
     conclusion = _spec("conclusion", 0.8, "conclusion", alone="only this")
     report = _converting(0.0)
-    alone = advise(report, analysis_of(report), (conclusion,))
+    alone = advise(report, analyze(report), (conclusion,))
     assert alone[0].fix == "only this"
-    behind = advise(report, analysis_of(report), (conclusion, _spec("lead", 0.35)))
+    behind = advise(report, analyze(report), (conclusion, _spec("lead", 0.35)))
     assert [f.id for f in behind] == ["lead", "conclusion"]
     assert behind[1].fix == "fix conclusion"
 

@@ -52,3 +52,33 @@ def test_a_keras_pydataset_is_named_by_its_getitem_and_workers() -> None:
         "test_a_keras_pydataset_is_named_by_its_getitem_and_workers.<locals>.Frames.__getitem__"
     )
     assert "workers=1" in pydatasets[0].function and pydatasets[0].file == __file__
+
+
+@pytest.mark.parametrize(("workers", "processes"), [(1, False), (2, False)])
+def test_a_tf_keras_sequence_is_named_by_its_getitem_and_workers(
+    workers: int, processes: bool
+) -> None:
+    import numpy as np
+    import tf_keras
+
+    class Frames(tf_keras.utils.Sequence):  # type: ignore[misc]
+        def __len__(self) -> int:
+            return 3
+
+        def __getitem__(self, i: int) -> Any:
+            return np.zeros((4, 2), "float32"), np.zeros((4, 1), "float32")
+
+    model = tf_keras.Sequential([tf_keras.layers.Dense(1, input_shape=(2,))])
+    model.compile("sgd", "mse")
+    found = _records(
+        lambda: model.fit(
+            Frames(), epochs=1, verbose=0, workers=workers, use_multiprocessing=processes
+        )
+    )
+    sequences = [c for c in found if c.kind == "pydataset"]
+    assert sequences, found
+    assert sequences[0].function == (
+        "test_a_tf_keras_sequence_is_named_by_its_getitem_and_workers.<locals>.Frames"
+        f".__getitem__ (a Sequence, workers={workers}, use_multiprocessing={processes})"
+    )
+    assert sequences[0].file == __file__

@@ -217,7 +217,7 @@ def test_the_page_and_the_console_describe_the_run_alike() -> None:
     timing = replace(report.timing, iteration_s=(0.2,) * 5 + (0.1,) * 20, traced=5)
     machine = MachineLoad(cpus=2, other_cores=1.8, loadavg=6.4)
     report = replace(report, timing=timing, machine=machine)
-    page = report_html(report)
+    page = report_html(report.diagnosis)
     text = report.render(width=200)
     for said in (
         "median of 20 plain call(s) with no profiler attached",

@@ -74,3 +74,30 @@ def test_every_public_name_resolves_to_its_home_modules_object() -> None:
         assert "no_such_name" in str(exc)
     else:
         raise AssertionError("an unknown name must raise AttributeError")
+
+
+def test_a_reports_view_loads_no_other_kinds_writer(tmp_path: Path) -> None:
+    """The format table names its writers and imports each when it first writes (REVIEW
+    §7.7): a report's console view and JSON load neither the other kinds' views nor the
+    HTML page."""
+    prof = tmp_path / "seed.prof"
+    prof.write_bytes(tf20_predict_stats().to_prof_bytes())
+    code = (
+        "import sys, tfdiag\n"
+        f"r = tfdiag.load_report({str(prof)!r})\n"
+        "r.render('text'); r.render('json')\n"
+        "others = [m for m in ('compare_console', 'bench_console', 'job_console', "
+        "'script_console', 'diff_console', 'html', 'plot', 'bench_files', 'compare_json') "
+        "if 'tfdiag.render.' + m in sys.modules]\n"
+        "assert not others, others\n"
+        "assert 'tfdiag.render.console' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_every_writer_the_format_table_names_resolves() -> None:
+    from tfdiag.render.formats import BRIEF_VIEWS, DOCUMENTS, VIEWS, writer
+
+    for table in (VIEWS, BRIEF_VIEWS, DOCUMENTS):
+        for kind, ref in table.items():
+            assert callable(writer(ref)), (kind, ref)

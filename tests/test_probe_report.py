@@ -16,6 +16,7 @@ from conftest import ROOT, run_cli
 from rich.console import Console
 from synth import SITE, Node, make_report
 
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.analysis.oplevel import slowdowns
 from tfdiag.analysis.xprof import tf_profile_from_tools
 from tfdiag.records.errors import InputError
@@ -68,7 +69,7 @@ def _report(op_s: float, tracer_calls: int = 0, **probes: Any) -> Report:
 
 def _text(report: Report) -> str:
     out = io.StringIO()
-    Console(file=out, width=160, color_system=None).print(render_report(report))
+    Console(file=out, width=160, color_system=None).print(render_report(diagnosis_of(report)))
     return out.getvalue()
 
 

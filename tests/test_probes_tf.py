@@ -97,7 +97,7 @@ def test_predict_op_time_is_small_and_input_pipeline_findings_lead(
     assert ids[0] == "per-call-input-pipeline"
     assert "compute-bound" not in ids
     assert "input-bound" in tf.verdict
-    check = retracing_check(predict_report)
+    check = retracing_check(predict_report, predict_report.analysis)
     assert check is not None and check.agree and check.trace_per_step >= 1
     shares = sampled_shares(predict_report)
     assert shares is not None

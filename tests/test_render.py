@@ -10,6 +10,7 @@ from rich.console import Console
 from synth import keras3_predict_report
 from tf20_fixture import tf20_predict_stats
 
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.records.units import fmt_s
 from tfdiag.render.console import render_report
 from tfdiag.results.load import report_from_stats
@@ -17,7 +18,7 @@ from tfdiag.results.load import report_from_stats
 
 def _text(report, width: int = 110) -> str:
     buf = io.StringIO()
-    Console(file=buf, width=width, color_system=None).print(render_report(report))
+    Console(file=buf, width=width, color_system=None).print(render_report(diagnosis_of(report)))
     return buf.getvalue()
 
 
@@ -123,3 +124,28 @@ def test_the_three_tables_of_the_view_share_one_width() -> None:
         text = report.render("text", width=width)  # type: ignore[attr-defined]
         rules = [line for line in text.splitlines() if line.strip().startswith("────")]
         assert len(rules) == 3 and len({len(r.rstrip()) for r in rules}) == 1, (width, rules)
+
+
+def test_every_view_and_document_of_a_report_draws_on_one_diagnosis(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The diagnosis is computed once per report and handed to the renderers as a value
+    (REVIEW §7.3): the console view, its brief form, the JSON and the HTML page analyse the
+    record once between them."""
+    from tfdiag.advise import diagnosis as diagnosis_module
+    from tfdiag.results.report import Report
+
+    calls = []
+    analyze = diagnosis_module.analyze
+
+    def counted(record):  # type: ignore[no-untyped-def]
+        calls.append(record)
+        return analyze(record)
+
+    monkeypatch.setattr(diagnosis_module, "analyze", counted)
+    report = Report.of(report_from_stats(tf20_predict_stats(), name="x.prof", iterations=None))
+    for fmt in ("text", "json", "html"):
+        report.render(fmt)
+    report.render("text", brief=True)
+    assert report.findings and report.analysis.total_s > 0
+    assert len(calls) == 1

@@ -10,7 +10,6 @@ import pytest
 from synth import keras3_predict_report
 
 from tfdiag import InputError, load_report
-from tfdiag.advise import findings_computed
 from tfdiag.records.report import SCHEMA_VERSION, report_paths
 from tfdiag.results.report import Report
 
@@ -153,7 +152,7 @@ def test_missing_path_and_folder(tmp_path: Path) -> None:
 def test_repr_is_one_short_line_and_runs_no_analysis() -> None:
     report = _report()
     assert repr(report) == "<tfdiag.Report Model.predict: 10 iterations, 50 ms median>"
-    assert findings_computed(report) is None  # repr did not analyse the report
+    assert "_diagnosed" not in vars(report)  # repr did not analyse the report
     assert report.findings
     text = repr(report)
     assert text.startswith("<tfdiag.Report Model.predict: 10 iterations, 50 ms median;")

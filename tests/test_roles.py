@@ -15,7 +15,7 @@ from synth import SITE, Node, make_report
 
 import tfdiag
 from tfdiag.advise.evidence import is_user_function
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import analyze
 from tfdiag.records.catalog import (
     FRAMEWORK_FILES,
     ROLES,
@@ -131,7 +131,7 @@ def test_a_role_only_rule_changes_no_category_and_its_role_holds_under_any_rule(
     make = Node(SITE + "lib/data.py", "make", 1.0, N)
     report = make_report([Node(TRAINER, "TensorFlowTrainer.predict", 0.0, N, [make, step])], N)
     report = dataclasses.replace(report, rules=(marked, user, data))
-    a = analysis_of(report)
+    a = analyze(report)
     names = [fn.name for fn in report.profile.functions]
     assert [names[i] for i in a.with_role("pipeline-builder", "make")] == ["make"]
     assert [names[i] for i in a.with_role("step")] == ["f"]

@@ -14,6 +14,7 @@ from conftest import run_cli
 from fake_keras import FakeModel
 from rich.console import Console
 
+from tfdiag.advise.evidence import rebuilt_between_calls
 from tfdiag.records.errors import InputError
 from tfdiag.results.load import load_result
 from tfdiag.results.report import Report
@@ -294,3 +295,52 @@ def test_run_traces_a_costly_site_with_the_tf_profiler(tmp_path: Path) -> None:
     assert report.findings[0].id == "input-bound"
     # the Python the pipeline calls back was timed on the unprofiled calls
     assert report.py_callbacks and report.py_callbacks[0].function.endswith("slow")
+
+
+REBUILT = """
+from fake_keras import FakeModel
+
+class Model(FakeModel):
+    predict_function = None
+
+    def compile(self):
+        self.predict_function = None  # as Keras' compile() resets the compiled step
+
+    def predict(self, x, work=30_000):  # run's wrapper is on FakeModel.predict, below
+        try:
+            return super().predict(x, work)
+        finally:
+            self.predict_function = "traced"
+
+kept, other = Model(), Model()
+for _ in range(6):
+    {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "new", "recompiled", "kind"),
+    [
+        ("kept.compile(); kept.predict(1)", 0, 5, "compile"),
+        ("Model().predict(1)", 5, 0, "model"),
+        # Two models called in turn at one line: each keeps its compiled step (only the
+        # second one's first call finds none).
+        ("for m in (kept, other): m.predict(1)", 1, 0, None),
+    ],
+    ids=["recompiled", "new-model", "two-models-in-turn"],
+)
+def test_run_sees_a_model_rebuilt_or_recompiled_between_a_sites_calls(
+    tmp_path: Path, fake_keras: None, body: str, new: int, recompiled: int, kind: str | None
+) -> None:
+    script = write(tmp_path, "s.py", REBUILT.format(body=body))
+    result = run_script(script, iterations=2, tf_profiler=False)
+    (site,) = result.sites
+    assert site.report is not None
+    seen = {k: v for k, v in site.report.call.facts if k.startswith("calls.")}
+    assert seen == {
+        "calls.later": str(site.calls - 1),
+        "calls.new_model": str(new),
+        "calls.recompiled": str(recompiled),
+    }
+    rebuilt = rebuilt_between_calls(site.report)
+    assert (rebuilt.kind if rebuilt is not None else None) == kind

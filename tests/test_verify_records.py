@@ -123,7 +123,7 @@ def test_bad_fields_are_one_line_errors(path: tuple[Any, ...], value: Any, messa
 def test_verified_findings_rank_by_measured_gain_within_their_severity() -> None:
     from tfdiag.advise import FindingSpec, advise
     from tfdiag.advise.finding import Detection
-    from tfdiag.analysis.pipeline import analysis_of
+    from tfdiag.analysis.pipeline import analyze
 
     def spec(fid: str, impact: float) -> FindingSpec:
         return FindingSpec(fid, fid, lambda ctx: Detection(impact, ()), fixes={"other": "fix"})
@@ -133,7 +133,7 @@ def test_verified_findings_rank_by_measured_gain_within_their_severity() -> None
     unverified = replace(_verification(_variant("a", 0.2)), finding="d")
     report = replace(keras3_predict_report(), verifications=(small, large, unverified))
     table = (spec("a", 0.6), spec("b", 0.5), spec("c", 0.05), spec("d", 0.05), spec("e", 0.01))
-    found = advise(report, analysis_of(report), table)
+    found = advise(report, analyze(report), table)
     # c's estimate was low, its measured ×100 makes it high, and first among the high ones;
     # then b (×2), then a (not verified)
     assert [f.id for f in found] == ["c", "b", "a", "d", "e"]

@@ -31,12 +31,6 @@ CASE = Case(
     premise=2.5,
     iterations=6,
     also=("per-step-overhead", "per-epoch-overhead", "callback-overhead"),
-    known_miss=(
-        "per-call-input-pipeline is ranked first, on the iterators each epoch and its "
-        "validation create (11 %), with the fix 'call fit once', which this program "
-        "already does; the step's wait for the windows, which cache() removes (2.6x), "
-        "is not found"
-    ),
 )
 
 STEP, PAST, FUTURE, BATCH = 6, 720, 72, 256

@@ -24,11 +24,6 @@ CASE = Case(
     fix_mentions=("learning_rate", "LearningRateSchedule"),
     premise=60,
     iterations=4,
-    known_miss=(
-        "model-rebuilt-per-call is found (a new tf.function per call), but its fix says "
-        "define the tf.function once; it does not say how to change the learning rate "
-        "without a new optimizer (assign optimizer.learning_rate, a LearningRateSchedule)"
-    ),
 )
 
 BATCHES, BATCH = 4, 64

@@ -25,12 +25,6 @@ CASE = Case(
     fix_mentions=("update_state", "per-batch body", "whole batch body"),
     premise=4.5,
     iterations=4,
-    known_miss=(
-        "the eager-execution fix decorates the train step (forward, loss, tape.gradient, "
-        "apply_gradients) and says nothing of the metric updates and their second forward "
-        "pass, which the whole per-batch body in one tf.function removes too (issue 19: "
-        "2.1x for the step alone, 14x for the whole body)"
-    ),
 )
 
 N, BATCH = 256, 32

@@ -24,12 +24,6 @@ CASE = Case(
     fix_mentions=("tf.signal.frame",),
     premise=8,
     iterations=3,
-    known_miss=(
-        "input-bound is found, but its fix is the generic parallelise/prefetch/cache "
-        "advice (batch before map, num_parallel_calls, cache, prefetch), which does not "
-        "remove the per-window nested datasets; it never names window/flat_map or "
-        "tf.signal.frame"
-    ),
 )
 
 N, WINDOW, BATCH = 4096, 64, 128

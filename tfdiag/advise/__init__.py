@@ -4,8 +4,8 @@ The findings are a table (:data:`~tfdiag.advise.table.FINDINGS`) of data rows, e
 with the detector that measures it. Findings come in one order (:data:`ORDER`): by
 severity, then fixes before conclusions, one-time costs and timing patterns, then by the
 time each fix removes (measured when verified, else the *impact*: the share of
-steady-state time the fix can remove). :func:`findings_of` runs the table on a record
-once and keeps the result with it.
+steady-state time the fix can remove). :func:`advise` runs the table on a record and its
+analysis; :func:`tfdiag.advise.diagnosis.diagnose` does both once, as one value.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tfdiag.advise.finding import (
 from tfdiag.advise.table import FINDINGS
 from tfdiag.advise.user import user_finding
 from tfdiag.advise.work import NO_FINDING
-from tfdiag.analysis.pipeline import Analysis, analysis_of
+from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
@@ -42,19 +42,7 @@ __all__ = [
     "FindingSpec",
     "advise",
     "check_finding_rules",
-    "findings_computed",
-    "findings_of",
 ]
-
-_CACHE = "_tfdiag_findings"
-
-
-def findings_of(record: RunRecord) -> tuple[Finding, ...]:
-    """The record's findings, computed on first use and kept with the record."""
-    found = record.__dict__.get(_CACHE)
-    if found is None:
-        found = record.__dict__[_CACHE] = advise(record, analysis_of(record))
-    return found
 
 
 def check_finding_rules(rules: Iterable[object]) -> tuple[FindingRule, ...]:
@@ -85,12 +73,6 @@ def user_spec(rule: FindingRule) -> FindingSpec[Context]:
         fixes={"other": rule.fix},
         when=f"`{rule.path}:{rule.function}` takes ≥ {100 * rule.min_share:g} % of steady state",
     )
-
-
-def findings_computed(record: RunRecord) -> tuple[Finding, ...] | None:
-    """The record's findings if :func:`findings_of` already ran on it, else None."""
-    found: tuple[Finding, ...] | None = record.__dict__.get(_CACHE)
-    return found
 
 
 #: The one order of every view (console, JSON, HTML; docs/reading-the-report.md says it):

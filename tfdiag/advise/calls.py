@@ -11,6 +11,7 @@ from tfdiag.advise.evidence import (
     keras_steps,
     pct,
     per_iteration,
+    rebuilt_between_calls,
     steady_share,
     step_hooks_per_iteration,
     tf_figures,
@@ -182,7 +183,16 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if batch is not None:
         evidence.append(f"batch size {batch}")
     variant = "keras-" + steps.kind if steps is not None else None  # None: the call kind's
-    if variant == "keras-train" and batch is None:
+    dataset = report.call.fact("x.kind") == "tf.data.Dataset"
+    if dataset and variant is not None:
+        # A dataset's batches are its own (Keras ignores `batch_size` for one): the fix is
+        # where the dataset is batched.
+        evidence.append(
+            f"the input is a `tf.data.Dataset` (`{report.call.fact('x.class')}`): its "
+            "batches are the dataset's own"
+        )
+        variant += "-dataset"
+    elif variant == "keras-train" and batch is None:
         variant = "keras-train-unknown-batch"  # a text that needs no batch size
     values = {"steps": f"{count:.0f}", "batch_size": batch or ""}
     return Detection(overhead, tuple(evidence), variant=variant, values=values)
@@ -206,8 +216,19 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
             if best is None or share > best[0]:
                 best = (share, i)
     fresh = new_functions_per_call(report)
-    tracing_share = _tracing_share(report, analysis) if fresh or best is not None else 0.0
+    rebuilt = rebuilt_between_calls(report)
+    tracing_share = (
+        _tracing_share(report, analysis) if fresh or rebuilt or best is not None else 0.0
+    )
     candidates = []
+    if rebuilt is not None:
+        # `tfdiag run` saw it at each call's entry: the builder ran between the calls,
+        # outside them; what it costs inside them is the step traced again.
+        line = (
+            f"{rebuilt.line}: each call traces its step again; tracing is "
+            f"{pct(tracing_share)} of steady-state time"
+        )
+        candidates.append((tracing_share, line, rebuilt.kind))
     if best is not None:
         fn = report.profile.functions[best[1]]
         line = (
@@ -242,13 +263,32 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
             f"{report.timing.iterations} steady calls: a new `tf.function` object each time; "
             f"tracing is {pct(tracing_share)} of steady-state time"
         )
-        candidates.append((tracing_share, line, "function"))
+        variant = "function"
+        optimizer = _new_optimizer(ctx)
+        if optimizer is not None:
+            variant, line = "new-optimizer", f"{line}; {optimizer}"
+        candidates.append((tracing_share, line, variant))
     if not candidates:
         return None
     impact, line, variant = max(candidates)
     if impact < ctx.threshold("min_share"):
         return None
     return Detection(impact, (line,), variant=variant)
+
+
+def _new_optimizer(ctx: Context) -> str | None:
+    """The evidence line when an optimizer is constructed on (most) calls: the new
+    ``tf.function`` comes with it (a step cannot create a new optimizer's variables after
+    its first trace), which is how a learning rate gets changed per epoch."""
+    analysis = ctx.analysis
+    for i in analysis.with_role("optimizer-builder"):
+        if analysis.steady_calls_per_iteration(i) >= ctx.threshold("min_calls_per_iteration"):
+            return (
+                f"an optimizer is constructed {times(analysis, i)} per iteration "
+                f"(`{ctx.record.profile.functions[i].short_name}`), and the step is made "
+                "again for it"
+            )
+    return None
 
 
 def _tracing_share(report: RunRecord, analysis: Analysis) -> float:

@@ -40,6 +40,17 @@ def _slowest(stages: tuple[InputStage, ...]) -> InputStage | None:
     return max(real, key=lambda s: s.self_s) if real else None
 
 
+def _nested_windows(stages: tuple[InputStage, ...]) -> int | None:
+    """How many per-element ``FlatMap[i]`` iterators a ``window(...).flat_map(...)``
+    pipeline ran (``…::FlatMap::Window`` is its outer stage); None for another pipeline."""
+    if not any(s.name.endswith("FlatMap::Window") for s in stages):
+        return None
+    nested = {
+        s.name.partition("FlatMap[")[2].partition("]")[0] for s in stages if "FlatMap[" in s.name
+    }
+    return len(nested) if nested else None
+
+
 def input_bound(ctx: Context) -> Detection | None:
     """The step waits for its next batch: the input pipeline, not the model, sets the pace."""
     report, analysis = ctx.record, ctx.analysis
@@ -47,20 +58,44 @@ def input_bound(ctx: Context) -> Detection | None:
     tf = report.probes.tf_profile if report.probes is not None else None
     evidence: list[str] = []
     variant = "map"
+    shared = False
     if figures is not None and tf is not None and figures.wall_s > 0:
         wait = figures.input_wait_share
-        if wait < ctx.threshold("min_share"):
+        impact = wait
+        if wait >= ctx.threshold("min_share"):
+            evidence.append(
+                f"TF profiler: each iteration waits {figures.input_wait_s * 1e3:.1f} ms of "
+                f"{figures.wall_s * 1e3:.1f} ms for its input ({pct(wait)})"
+            )
+        elif figures.device_s is None and figures.input_s >= figures.wall_s * ctx.threshold(
+            "min_pipeline_work"
+        ):
+            # No device: tf.data's threads run on the cores the step's ops need, so a heavy
+            # pipeline slows every step without the step waiting for a batch.
+            impact = min(figures.input_s / figures.op_s, 1.0) if figures.op_s > 0 else 0.0
+            evidence.append(
+                f"TF profiler: tf.data's ops take {figures.input_s * 1e3:.1f} ms per "
+                f"iteration of {figures.wall_s * 1e3:.1f} ms, on the same CPU cores as the "
+                f"model's ops ({pct(impact)} of all op time): the step waits for its input "
+                f"{pct(wait)}, but shares the cores with it"
+            )
+            shared = True
+        else:
             return None
-        evidence.append(
-            f"TF profiler: each iteration waits {figures.input_wait_s * 1e3:.1f} ms of "
-            f"{figures.wall_s * 1e3:.1f} ms for its input ({pct(wait)})"
-        )
         slowest = _slowest(tf.input_stages)
         if slowest is not None:
             variant, label = _stage(slowest.name)
             evidence.append(
                 f"the slowest stage is {label}: `{slowest.name}`, "
                 f"{slowest.self_s / tf.steps * 1e3:.1f} ms of its own per iteration"
+            )
+        windows = _nested_windows(tf.input_stages)
+        if windows is not None:
+            variant = "window"
+            evidence.append(
+                "`window().flat_map()` makes a nested dataset per window: a `Window` stage "
+                f"under `FlatMap`, and per-window `FlatMap[i]` iterators ({windows} kept in "
+                "the trace's stages)"
             )
         funcs = tf.py_funcs
         if funcs is not None and funcs.pipeline_calls:
@@ -71,7 +106,8 @@ def input_bound(ctx: Context) -> Detection | None:
             )
             if variant != "generator":
                 variant = "py-function"
-        impact = wait
+        if shared and variant not in ("generator", "py-function"):
+            variant = "cpu-shared"
     else:
         impact, line = _waiting_without_tf(report, analysis)
         if impact < ctx.threshold("min_share"):
@@ -140,10 +176,11 @@ def _py_dataset(record: RunRecord, analysis: Analysis) -> tuple[str, str] | None
     flavour = "sequence" if record.call.flavour == "tf_keras" else "pydataset"
     for cb in record.py_callbacks:
         if cb.kind == "pydataset":
-            settings = cb.function.partition("(a PyDataset, ")[2].rstrip(")")
+            kind = "Sequence" if "(a Sequence, " in cb.function else "PyDataset"
+            settings = cb.function.partition(f"(a {kind}, ")[2].rstrip(")")
             workers = settings.partition("workers=")[2].partition(",")[0]
             return _workers_variant(flavour, workers), (
-                f"the input is a Keras PyDataset ({settings}), read through tf.data"
+                f"the input is a Keras {kind} ({settings}), read through tf.data"
             )
     for key, value in record.call.facts:
         if key.endswith(".kind") and value == "PyDataset":
@@ -175,32 +212,36 @@ def input_conversion_s(record: RunRecord, analysis: Analysis) -> float:
     ``op-internal`` role)."""
     fns = analysis.steady.functions
     memo: dict[int, float] = {}
-
-    def internal(i: int, depth: int = 0) -> float:
-        if i in memo:
-            return memo[i]
-        memo[i] = 0.0  # a cycle counts as not internal
-        fn = fns[i]
-        if not fn.callers or depth > 40:
-            return 0.0
-        frac = 0.0
-        for w, e in zip(edge_weights(fn), fn.callers):
-            rule = analysis.rules[e.caller]
-            if rule is not None and rule.category is Category.WRAPPER:
-                frac += w * internal(e.caller, depth + 1)
-            elif analysis.has_role(e.caller, "op-internal"):
-                frac += w
-            elif _passes_through(analysis, e.caller):
-                frac += w * internal(e.caller, depth + 1)
-        memo[i] = frac
-        return frac
-
     total = 0.0
     for i, fn in enumerate(fns):
         share = analysis.own[i].get(Category.TENSOR_CONVERSION, 0.0)
         if share > 0 and fn.self_s > 0:
-            total += fn.self_s * share * (1.0 - internal(i))
+            total += fn.self_s * share * (1.0 - _internal(analysis, memo, i))
     return total
+
+
+def _internal(analysis: Analysis, memo: dict[int, float], i: int, depth: int = 0) -> float:
+    """The share of function ``i``'s time called from an op's own conversions (a function,
+    not a closure that calls itself: that cycle would hold the analysis until the cyclic
+    collector ran)."""
+    if i in memo:
+        return memo[i]
+    memo[i] = 0.0  # a cycle counts as not internal
+    fns = analysis.steady.functions
+    fn = fns[i]
+    if not fn.callers or depth > 40:
+        return 0.0
+    frac = 0.0
+    for w, e in zip(edge_weights(fn), fn.callers):
+        rule = analysis.rules[e.caller]
+        if rule is not None and rule.category is Category.WRAPPER:
+            frac += w * _internal(analysis, memo, e.caller, depth + 1)
+        elif analysis.has_role(e.caller, "op-internal"):
+            frac += w
+        elif _passes_through(analysis, e.caller):
+            frac += w * _internal(analysis, memo, e.caller, depth + 1)
+    memo[i] = frac
+    return frac
 
 
 def _passes_through(analysis: Analysis, i: int) -> bool:

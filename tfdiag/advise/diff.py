@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfdiag.advise import findings_of
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.advise.finding import Finding
 from tfdiag.advise.work import NO_FINDING
 from tfdiag.analysis.diff import Spread, environment_differences, ratio, slower_than, verdict
@@ -88,8 +88,8 @@ def diff_record(before: RunRecord, after: RunRecord, names: tuple[str, str]) -> 
     a, b = _side(before, names[0]), _side(after, names[1])
     # "No known slow pattern" says where the time went, not a cause: it is never resolved,
     # new or persisting.
-    old = {f.id: f for f in findings_of(before) if f.id != NO_FINDING}
-    now = {f.id: f for f in findings_of(after) if f.id != NO_FINDING}
+    old = {f.id: f for f in diagnosis_of(before).findings if f.id != NO_FINDING}
+    now = {f.id: f for f in diagnosis_of(after).findings if f.id != NO_FINDING}
     warnings = []
     differs = environment_differences(before.environment, after.environment)
     if differs:

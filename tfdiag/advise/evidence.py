@@ -217,3 +217,37 @@ def python_callbacks(record: RunRecord, limit: int = 2) -> str:
             f"{cb.seconds / max(cb.calls, 1) * 1e3:.2f} ms each"
         )
     return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A ``tfdiag run`` call site whose model was new (``"model"``) or re-compiled
+    (``"compile"``) before most of its later calls: what ``run`` saw at each call's entry
+    (the call facts ``calls.later``, ``calls.new_model``, ``calls.recompiled``)."""
+
+    kind: str
+    calls: int
+    later: int
+
+    @property
+    def line(self) -> str:
+        what = (
+            "a different model object"
+            if self.kind == "model"
+            else "the same model, re-compiled (its compiled step function was reset)"
+        )
+        return f"{self.calls} of this site's {self.later} later calls were on {what}"
+
+
+def rebuilt_between_calls(record: RunRecord) -> Rebuilt | None:
+    """A model rebuilt or re-compiled between a site's calls, on at least half of them."""
+    try:
+        later = int(record.call.fact("calls.later") or 0)
+        new = int(record.call.fact("calls.new_model") or 0)
+        compiled = int(record.call.fact("calls.recompiled") or 0)
+    except ValueError:
+        return None
+    if later < 2:
+        return None
+    kind, count = ("model", new) if new >= compiled else ("compile", compiled)
+    return Rebuilt(kind, count, later) if 2 * count >= later else None

@@ -15,6 +15,7 @@ from tfdiag.advise.evidence import (
     pct,
     per_iteration,
     python_callbacks,
+    rebuilt_between_calls,
     tf_figures,
     times,
     with_role,
@@ -163,6 +164,7 @@ _PART_OF = {
     "via-data": "per-call-input-pipeline",
     "new-function": "model-rebuilt-per-call",
     "recompiled": "model-rebuilt-per-call",
+    "new-model": "model-rebuilt-per-call",
 }
 
 
@@ -219,6 +221,10 @@ def _cause(
             "functions Keras traced, so they are traced again"
         )
         return "recompiled", {}
+    rebuilt = rebuilt_between_calls(report)
+    if rebuilt is not None:
+        evidence.append(f"{rebuilt.line}: each has no traced step yet")
+        return ("recompiled" if rebuilt.kind == "compile" else "new-model"), {}
     return "retrace", {}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tfdiag.advise import findings_of
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.advise.finding import Detection
 from tfdiag.analysis.job import PARTS, Wait, part_s, split_of, spread_of, waits
 from tfdiag.analysis.oplevel import op_figures
@@ -64,7 +64,7 @@ def worker_of(record: RunRecord, source: str) -> WorkerRecord:
         collective_ops=collective_ops,
         findings=tuple(
             WorkerFinding(f.id, f.title, f.severity, f.impact, f.evidence, f.fix)
-            for f in findings_of(record)
+            for f in diagnosis_of(record).findings
         ),
         notes=("partial: fit ended before the profiled range",) if record.partial else (),
     )

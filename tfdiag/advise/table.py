@@ -99,6 +99,21 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "Python cost (a graph call, callbacks, logs) that dwarfs its batch. Run many steps "
             "per graph call with `model.compile(..., steps_per_execution=32)`, and use larger "
             "batches where training allows (`batch_size=` in `fit`, or `ds.batch(...)`).",
+            "keras-train-dataset": "Each of the {steps} steps per epoch pays a fixed Python "
+            "cost (a graph call, callbacks, logs) that dwarfs its batch, and the batches are "
+            "your dataset's (`fit` ignores `batch_size` for a dataset): batch it larger where "
+            "you build it, where training allows (`ds = ds.unbatch().batch(256)`, or "
+            "`.batch(256)` in place of the small batch), and run many steps per graph call "
+            "with `model.compile(..., steps_per_execution=32)`.",
+            "keras-predict-dataset": "Each of the {steps} steps per call runs a tiny batch, "
+            "and the batches are your dataset's (`predict` ignores `batch_size` for a "
+            "dataset): batch it larger where you build it (`ds = ds.unbatch().batch(1024)`, "
+            "or `.batch(1024)` in place of the small batch; the outputs are the same rows), "
+            "or `model.compile(..., steps_per_execution=...)`.",
+            "keras-test-dataset": "Each of the {steps} steps per call runs a tiny batch, and "
+            "the batches are your dataset's (`evaluate` ignores `batch_size` for a dataset): "
+            "batch it larger where you build it (`ds = ds.unbatch().batch(1024)`), or "
+            "`model.compile(..., steps_per_execution=...)`.",
             "keras-predict": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
             "`batch_size` to `predict` (e.g. `batch_size=1024`; the outputs do not change), or "
             "`model.compile(..., steps_per_execution=...)`.",
@@ -133,6 +148,15 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "serve the newest checkpoint, reload only when the file changed (keep "
             "`os.path.getmtime(path)` and compare it), or `set_weights` from arrays kept in "
             "memory.",
+            "new-optimizer": "A new optimizer is made on every call, and with it a new "
+            "`tf.function` step (a traced step cannot create a new optimizer's variables), so "
+            "the step is traced again and the optimizer's state starts from zero. Make the "
+            "optimizer and the `tf.function` step once, outside the loop, and change the "
+            "learning rate on that optimizer: `optimizer.learning_rate = new_lr` before the "
+            "epoch (it assigns the optimizer's variable, which the traced step reads), or "
+            "give it a schedule once: `keras.optimizers.Adam(keras.optimizers.schedules."
+            "ExponentialDecay(1e-3, decay_steps=steps_per_epoch, decay_rate=0.9))` "
+            "(any `keras.optimizers.schedules.LearningRateSchedule`).",
             "function": "A new `tf.function` is made on every call (defined inside the function "
             "you call), so it is traced again each time: define the `tf.function` once, outside "
             "the loop, and call that object.",
@@ -143,7 +167,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         when="a Keras model constructor, `load_model`, `load_weights`, `clone_model` or "
         "`compile` (the `model-builder` role) runs ≥ "
         "`min_calls_per_iteration` per iteration, or the same user function is traced again "
-        "with the same argument types on most calls; its time is ≥ `min_share`",
+        "with the same argument types on most calls; its time is ≥ `min_share`; an "
+        "optimizer constructed as often names the learning-rate fix",
     ),
     FindingSpec(
         "per-iteration-tracing",
@@ -171,6 +196,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`compile()` run on every call: compile once, outside the loop, and change a "
             "hyper-parameter on the compiled model "
             "(`model.optimizer.learning_rate.assign(new_lr)`).",
+            "new-model": "The traces are the step functions of a model made anew before "
+            "every call: the fix for `model-rebuilt-per-call` removes them.",
+            "new-model-alone": "The traces are the step functions of a model made anew "
+            "before every call (a new model has none traced): build it once, outside the "
+            "loop, and copy weights into it with `set_weights`.",
             "via-data": "The traces are the tf.data functions of the pipeline built on every "
             "call: the fix for `per-call-input-pipeline` removes them too.",
             "via-data-alone": "The traces are the tf.data functions of an input pipeline built "
@@ -271,6 +301,20 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "keep up: pass `use_multiprocessing=True` to `fit()` for CPU-heavy Python (threads "
             "share the GIL), or make `__getitem__` cheaper (vectorise it, read pre-decoded or "
             "cached data).",
+            "cpu-shared": "The pipeline's own work runs on the same CPU cores as the model's "
+            "ops, every epoch, so each step shares the cores with it: do the work once, where "
+            "it gives the same result every epoch: `ds = ds.cache()` after those steps "
+            "(windows from `timeseries_dataset_from_array`, decoding, resizing; before random "
+            "augmentation and `shuffle`), for the validation data too; or make it cheaper "
+            "(`batch()` before a vectorized `map`). More `num_parallel_calls` does not help "
+            "when the cores are already busy.",
+            "window": "`Dataset.window(n, shift=…)` then `flat_map(lambda w: w.batch(n))` "
+            "builds and runs a nested dataset for every window, element by element: frame the "
+            "series once instead, `frames = tf.signal.frame(series, n, frame_step=shift)` "
+            "(one tensor of all windows), and slice the frames: "
+            "`tf.data.Dataset.from_tensor_slices((frames[:, :-1], frames[:, -1:]))"
+            ".batch(128).prefetch(tf.data.AUTOTUNE)` (your batch size in place of 128). "
+            "`num_parallel_calls` and `prefetch` do not remove the per-window datasets.",
             "map-before-batch": "The `map` function runs once per element, before `batch`: "
             "where it can take a whole batch, batch first and map a vectorized function "
             "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
@@ -290,9 +334,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "expensive steps that give the same result every epoch (decoding, resizing), and "
             "`batch()` before a vectorized `map` rather than mapping element by element.",
         },
-        thresholds={"min_share": 0.10, "min_elements_per_call": 100},
+        thresholds={"min_share": 0.10, "min_elements_per_call": 100, "min_pipeline_work": 0.5},
         when="with the TF profiler: XProf's input time (the step waiting for its next batch) "
-        "is ≥ `min_share` of the step; without it: reading the next batch, or the user's "
+        "is ≥ `min_share` of the step, or, with no device, tf.data's ops take ≥ "
+        "`min_pipeline_work` × the step's wall time on the cores the model needs; without it: "
+        "reading the next batch, or the user's "
         "data code run by Keras, takes ≥ `min_share` of steady state. A user's loop that calls "
         "the iterator's `next()` ≥ `min_elements_per_call` times per call reads element by "
         "element (the per-element fix)",

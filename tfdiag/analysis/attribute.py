@@ -84,10 +84,16 @@ def _is_strong(rule: Rule | None) -> bool:
 def propagate(fns: Sequence[FunctionStat], direct: Callable[[int], Dist | None]) -> list[Dist]:
     """Each function's distribution: ``direct(i)`` where it says, else its callers' mixed by
     the time each accounts for (recursively; a root with nothing of its own is OTHER).
-    Iterative, so deep call chains need no recursion; a cycle is cut where it closes."""
-    result: list[Dist | None] = [None] * len(fns)
-    in_progress = [False] * len(fns)
-    for start in range(len(fns)):
+    Iterative, so deep call chains need no recursion; a cycle is cut where it closes.
+
+    Functions are settled in table order, each when first reached; cProfile enters a caller
+    before its callees, so nearly every function finds its callers settled and is settled in
+    one step, without the walk."""
+    n = len(fns)
+    directs = [direct(i) for i in range(n)]
+    result: list[Dist | None] = [None] * n
+    in_progress = [False] * n
+    for start in range(n):
         if result[start] is not None:
             continue
         stack = [start]
@@ -96,42 +102,64 @@ def propagate(fns: Sequence[FunctionStat], direct: Callable[[int], Dist | None])
             if result[i] is not None:
                 stack.pop()
                 continue
-            d = direct(i)
-            if d is not None or not fns[i].callers:
+            d = directs[i]
+            fn = fns[i]
+            callers = fn.callers
+            if d is not None or not callers:
                 result[i] = d if d is not None else _OTHER
                 stack.pop()
                 continue
+            first = result[callers[0][0]]  # [0]: the caller's row
+            agree = bool(first)
+            for e in callers:
+                r = result[e[0]]
+                if r is None:
+                    break
+                agree = agree and r is first
+            else:  # every caller settled: what the walk below would find, in one step
+                result[i] = first if agree else _from_callers(fn, result)
+                in_progress[i] = False
+                stack.pop()
+                continue
             pending = [
-                e.caller
-                for e in fns[i].callers
-                if result[e.caller] is None and not in_progress[e.caller]
+                e.caller for e in callers if result[e.caller] is None and not in_progress[e.caller]
             ]
             if pending and not in_progress[i]:
                 in_progress[i] = True
                 stack.extend(pending)
                 continue
-            known = [r or _OTHER for e in fns[i].callers if (r := result[e.caller]) is not None]
-            if not known:
-                result[i] = _OTHER
-            elif all(d is known[0] for d in known):  # callers that agree: no weights needed
-                result[i] = known[0]
-            else:
-                weights = edge_weights(fns[i])
-                parts = [
-                    (w, result[e.caller] or _OTHER)  # a caller still in progress closes a cycle
-                    for w, e in zip(weights, fns[i].callers)
-                    if result[e.caller] is not None
-                ]
-                result[i] = _mix(parts)
+            result[i] = _from_callers(fn, result)
             in_progress[i] = False
             stack.pop()
     return [r if r is not None else _OTHER for r in result]
+
+
+def _from_callers(fn: FunctionStat, result: Sequence[Dist | None]) -> Dist:
+    """``fn``'s callers' distributions mixed by the time each accounts for (a caller not
+    settled yet closes a cycle, and is left out)."""
+    known = [r or _OTHER for e in fn.callers if (r := result[e.caller]) is not None]
+    if not known:
+        return _OTHER
+    first = known[0]
+    if all(d is first for d in known):  # callers that agree: no weights needed
+        return first
+    weights = edge_weights(fn)
+    return _mix(
+        [
+            (w, result[e.caller] or _OTHER)
+            for w, e in zip(weights, fn.callers)
+            if result[e.caller] is not None
+        ]
+    )
 
 
 def claim_distributions(stats: ProfileStats, rules: Sequence[Rule | None]) -> tuple[Dist, ...]:
     """For each function: how much of its time runs under a *claiming* culprit (a Keras
     callback hook, a Keras data adapter calling the user's ``__getitem__``), by category;
     OTHER is the unclaimed rest. Another culprit in between ends the claim."""
+
+    if not any(rule is not None and rule.claims and rule.category is not None for rule in rules):
+        return (_OTHER,) * len(rules)  # nothing claims: what the walk would say of each
 
     def direct(i: int) -> Dist | None:
         rule = rules[i]
@@ -155,13 +183,14 @@ def inherited_distributions(
     fns = stats.functions
     if claims is None:
         claims = claim_distributions(stats, rules)
+    user = _user_rows(stats)
 
     def direct(i: int) -> Dist | None:
         rule = rules[i]
         if _is_strong(rule):
             assert rule is not None and rule.category is not None  # matched: categorizing
             return {rule.category: 1.0}
-        if rule is None and is_user_code(fns[i].file):
+        if rule is None and user[i]:
             return claims[i]
         return None
 
@@ -182,9 +211,9 @@ def own_distributions(
     """
     if claims is None:
         claims = claim_distributions(stats, rules)
+    user = _user_rows(stats)
     out: list[Dist] = []
-    for i, fn in enumerate(stats.functions):
-        rule = rules[i]
+    for i, rule in enumerate(rules):
         if rule is not None and rule.weak and rule.category is not None:
             # An op run for a culprit is that culprit's; but an op converting an argument is
             # still an op, so a conversion's context does not take it.
@@ -193,7 +222,7 @@ def own_distributions(
             if rest > 1e-12:
                 dist[rule.category] = dist.get(rule.category, 0.0) + rest
             out.append(dist)
-        elif rule is None and is_user_code(fn.file):
+        elif rule is None and user[i]:
             claim = claims[i]
             if claim is _OTHER:
                 out.append(_USER)
@@ -204,6 +233,15 @@ def own_distributions(
         else:
             out.append(inherited[i])
     return tuple(out)
+
+
+def _user_rows(stats: ProfileStats) -> list[bool]:
+    """Is each row the user's own code? Decided once per distinct file."""
+    files: dict[str, bool] = {}
+    return [
+        files[f] if (f := fn.file) in files else files.setdefault(f, is_user_code(f))
+        for fn in stats.functions
+    ]
 
 
 def attribute(
@@ -219,9 +257,10 @@ def attribute(
     by_category: dict[Category, float] = {}
     by_class: dict[tuple[Category, CostClass], float] = {}
     for fn, dist, cls in zip(stats.functions, own, classes):
+        self_s, cost = fn.self_s, cls.cost
         for cat, share in dist.items():
-            seconds = fn.self_s * share
+            seconds = self_s * share
             by_category[cat] = by_category.get(cat, 0.0) + seconds
-            key = (cat, cls.cost)
+            key = (cat, cost)
             by_class[key] = by_class.get(key, 0.0) + seconds
     return Attribution(by_category, by_class, stats.total_s)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.xprof import BREAKDOWN
 from tfdiag.records.catalog import Category
 from tfdiag.records.numbers import median
@@ -105,12 +105,11 @@ class RetracingCheck:
         return abs(self.trace_per_step - self.calls_per_iteration) < 0.5
 
 
-def retracing_check(report: RunRecord) -> RetracingCheck | None:
+def retracing_check(report: RunRecord, a: Analysis) -> RetracingCheck | None:
     """Compare ``tf.function-graph_building`` events per traced step with the call counts."""
     tf = report.probes.tf_profile if report.probes is not None else None
     if tf is None or tf.steps < 1 or tf.graph_builds is None:
         return None
-    a = analysis_of(report)
     tracers = [
         i
         for i in a.with_role("tracer")

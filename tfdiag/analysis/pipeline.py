@@ -126,17 +126,6 @@ class Analysis:
         return seconds / self.steady_s
 
 
-def analysis_of(record: RunRecord) -> Analysis:
-    """The record's analysis, computed on first use and kept with the record."""
-    found = record.__dict__.get(_CACHE)
-    if found is None:
-        found = record.__dict__[_CACHE] = analyze(record)  # a frozen record: no __setattr__
-    return found
-
-
-_CACHE = "_tfdiag_analysis"
-
-
 def analyze(report: RunRecord) -> Analysis:
     """Classify and attribute one record."""
     stats = report.profile

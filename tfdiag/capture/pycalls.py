@@ -58,10 +58,44 @@ def _pydataset(source: Any) -> tuple[str, str, int, str] | None:
     return name, code.co_filename, code.co_firstlineno, "pydataset"
 
 
+def _cells(func: Any) -> dict[str, Any]:
+    """A function's closure, by the names it reads (empty cells left out)."""
+    code = getattr(func, "__code__", None)
+    out: dict[str, Any] = {}
+    for name, cell in zip(
+        getattr(code, "co_freevars", ()), getattr(func, "__closure__", None) or ()
+    ):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    return out
+
+
+def _sequence(source: Any) -> tuple[str, str, int, str] | None:
+    """A tf_keras ``Sequence`` behind a generator: tf_keras' adapter hands ``from_generator``
+    a ``wrapped_generator`` closed over the adapter (``self._keras_sequence``) and its
+    ``generator_fn`` (closed over ``workers`` and ``use_multiprocessing`` when it starts a
+    pool; with one worker and no processes it reads ``x[i]`` itself)."""
+    cells = _cells(source)
+    sequence = getattr(cells.get("self"), "_keras_sequence", None)
+    code = getattr(getattr(type(sequence), "__getitem__", None), "__code__", None)
+    if sequence is None or code is None:
+        return None
+    pool = _cells(cells.get("generator_fn"))
+    workers = pool.get("workers", 1)
+    processes = pool.get("use_multiprocessing", False)
+    name = (
+        f"{type(sequence).__qualname__}.__getitem__ "
+        f"(a Sequence, workers={workers}, use_multiprocessing={processes})"
+    )
+    return name, code.co_filename, code.co_firstlineno, "pydataset"
+
+
 def _describe(func: Any) -> tuple[str, str, int, str]:
     """``(name, file, line, kind)`` of a registered function: the user's function for a
     ``py_function`` (an ``EagerFunc`` wraps it), the generator for ``from_generator``, the
-    dataset's ``__getitem__`` for a Keras PyDataset."""
+    dataset's ``__getitem__`` for a Keras PyDataset or a tf_keras Sequence."""
     kind = "numpy_function"
     inner = func
     if type(func).__name__ == "EagerFunc":
@@ -72,7 +106,7 @@ def _describe(func: Any) -> tuple[str, str, int, str]:
         pass
     source = _generator_source(inner)
     if source is not None:
-        found = _pydataset(source)
+        found = _pydataset(source) or _sequence(source)
         if found is not None:
             return found
         kind, inner = "generator", getattr(source, "__func__", source)

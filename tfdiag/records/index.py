@@ -66,8 +66,12 @@ class FunctionIndex:
     def __init__(self, functions: Sequence[_Row]) -> None:
         self._functions = functions
         by_file: dict[str, list[int]] = {}
-        for i, fn in enumerate(functions):
-            by_file.setdefault(fn.file, []).append(i)
+        for i, file in enumerate([fn.file for fn in functions]):
+            rows = by_file.get(file)
+            if rows is None:
+                by_file[file] = [i]
+            else:
+                rows.append(i)
         by_path: dict[str, list[list[int]]] = {}
         for file, rows in by_file.items():  # one normalisation per distinct file
             by_path.setdefault(normalize_path(file), []).append(rows)

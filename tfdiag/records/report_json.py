@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tfdiag.records.callbacks import PyCallback
@@ -37,9 +38,13 @@ PROFILE_COLUMNS = (
 R = TypeVar("R", bound=RunRecord)
 
 
-def run_record_to_json(record: RunRecord) -> dict[str, Any]:
-    """The raw records, in the order a reader meets them."""
+def run_record_to_json(record: RunRecord, *, rows_as_tuples: bool = False) -> dict[str, Any]:
+    """The raw records, in the order a reader meets them; ``rows_as_tuples``: the function
+    tables' rows as tuples (:meth:`ProfileStats.row_tuples`: the same JSON, for a writer)."""
     t = record.timing
+    rows: Callable[[ProfileStats], list[Any]] = (
+        ProfileStats.row_tuples if rows_as_tuples else ProfileStats.to_rows
+    )
     return {
         "created": record.created,
         "source": record.source,
@@ -65,9 +70,9 @@ def run_record_to_json(record: RunRecord) -> dict[str, Any]:
         "notes": list(record.notes),
         "rules": [r.to_json() for r in record.rules],
         "finding_rules": [r.to_json() for r in record.finding_rules],
-        "profile": {"columns": list(PROFILE_COLUMNS), "functions": record.profile.to_rows()},
+        "profile": {"columns": list(PROFILE_COLUMNS), "functions": rows(record.profile)},
         "cold_profile": (
-            None if record.cold_profile is None else {"functions": record.cold_profile.to_rows()}
+            None if record.cold_profile is None else {"functions": rows(record.cold_profile)}
         ),
         "probes": probes_to_json(record.probes),
         "traces": [e.to_json() for e in record.traces],

@@ -9,9 +9,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise import ORDER, findings_of
+from tfdiag.advise import ORDER
+from tfdiag.advise.diagnosis import Diagnosis
+from tfdiag.advise.finding import Finding
 from tfdiag.analysis.classify import CostClass
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.timeline import program_timeline, timeline_series
 from tfdiag.records.catalog import Category
 from tfdiag.records.report import RunRecord
@@ -50,8 +52,7 @@ def _header(report: RunRecord) -> Panel:
     return Panel(Text("\n").join(lines), title=title, title_align="left", box=box.ROUNDED)
 
 
-def _classes(report: RunRecord) -> Table:
-    a = analysis_of(report)
+def _classes(a: Analysis) -> Table:
     table = Table(
         title="Build vs per-iteration — call-count classes (the seeds' method, self time)",
         title_justify="left",
@@ -83,8 +84,7 @@ def _classes(report: RunRecord) -> Table:
     return table
 
 
-def _breakdown(report: RunRecord) -> Table:
-    a = analysis_of(report)
+def _breakdown(a: Analysis) -> Table:
     table = Table(
         title="Where the time goes — non-overlapping: each function's self time goes to its "
         "nearest culprit; rows sum to 100 %",
@@ -124,9 +124,8 @@ def _breakdown(report: RunRecord) -> Table:
     return table
 
 
-def _culprits(report: RunRecord) -> NamedRows:
+def _culprits(a: Analysis) -> NamedRows:
     """The culprits: one line each where the width allows, else each name below its row."""
-    a = analysis_of(report)
     rows = tuple(
         (
             row.name,
@@ -161,8 +160,7 @@ def _headline(report: RunRecord, brief: bool) -> Text:
     return line
 
 
-def _findings(report: RunRecord, brief: bool) -> RenderableType:
-    findings = findings_of(report)
+def _findings(findings: tuple[Finding, ...], brief: bool) -> RenderableType:
     if not findings:
         return Text("No findings: nothing in this profile crosses a finding's threshold.")
     parts: list[RenderableType] = [
@@ -173,9 +171,9 @@ def _findings(report: RunRecord, brief: bool) -> RenderableType:
     return Group(*parts)
 
 
-def report_tables(report: RunRecord) -> list[RenderableType]:
+def report_tables(a: Analysis) -> list[RenderableType]:
     """The three tables of the view: call-count classes, where the time goes, culprits."""
-    return [_classes(report), _breakdown(report), _culprits(report).table()]
+    return [_classes(a), _breakdown(a), _culprits(a).table()]
 
 
 def _notes(report: RunRecord) -> list[str]:
@@ -190,10 +188,11 @@ def _notes(report: RunRecord) -> list[str]:
     return notes
 
 
-def render_report(report: RunRecord, brief: bool = False) -> RenderableType:
+def render_report(d: Diagnosis, brief: bool = False) -> RenderableType:
     """The console view: the answer first (the findings, most important first), then how
     the run was measured, the tables and the probes; ``brief``: the findings only."""
-    parts: list[RenderableType] = [_headline(report, brief), _findings(report, brief)]
+    report, a = d.record, d.analysis
+    parts: list[RenderableType] = [_headline(report, brief), _findings(d.findings, brief)]
     if brief:
         parts.append(
             Text(
@@ -202,8 +201,8 @@ def render_report(report: RunRecord, brief: bool = False) -> RenderableType:
             )
         )
         return Group(*parts)
-    parts += [_header(report), _classes(report), _breakdown(report), _culprits(report)]
-    probes = render_probes(report)
+    parts += [_header(report), _classes(a), _breakdown(a), _culprits(a)]
+    probes = render_probes(d)
     if probes is not None:
         parts.append(probes)
     notes = _notes(report)
@@ -212,5 +211,5 @@ def render_report(report: RunRecord, brief: bool = False) -> RenderableType:
     return Group(*parts)
 
 
-def render_brief(report: RunRecord) -> RenderableType:
-    return render_report(report, brief=True)
+def render_brief(d: Diagnosis) -> RenderableType:
+    return render_report(d, brief=True)

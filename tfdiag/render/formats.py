@@ -10,60 +10,63 @@ table; no result imports a renderer. A row names its result kind (``profile``,
 
 from __future__ import annotations
 
+import importlib
 import io
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console, RenderableType
+from typing import TYPE_CHECKING, Any
 
 from tfdiag.records.errors import InputError
-from tfdiag.records.jsontext import indented_json
-from tfdiag.render.artefacts import pyinstrument_html, sampling_session, speedscope_json
-from tfdiag.render.bench_console import render_bench
-from tfdiag.render.bench_files import bench_to_csv, bench_to_json
-from tfdiag.render.compare_console import render_compare
-from tfdiag.render.compare_json import result_to_json
-from tfdiag.render.console import render_brief, render_report
-from tfdiag.render.diff_console import render_diff
-from tfdiag.render.diff_json import diff_to_json
-from tfdiag.render.html import report_html, result_html
-from tfdiag.render.job_console import render_job
-from tfdiag.render.job_json import job_to_json
-from tfdiag.render.json import report_to_json
-from tfdiag.render.plot import timeline_png
-from tfdiag.render.safe import Plain
-from tfdiag.render.script_console import render_script
-from tfdiag.render.script_json import script_to_json
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 #: Width of the text format when none is asked for (a terminal's own width is used by show()).
 TEXT_WIDTH = 100
 
-#: The console view of each result kind (``show()``, ``--format text``, notebooks).
-VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {
-    "profile": render_report,
-    "compare": render_compare,
-    "bench": render_bench,
-    "script": render_script,
-    "job": render_job,
-    "diff": render_diff,
+#: The console view of each result kind (``show()``, ``--format text``, notebooks), as
+#: ``"module:function"``: each writer's module is imported when it first writes, so showing
+#: a report loads neither the compare, bench, job and script views nor the HTML page.
+VIEWS: Mapping[str, str] = {
+    "profile": "tfdiag.render.console:render_report",
+    "compare": "tfdiag.render.compare_console:render_compare",
+    "bench": "tfdiag.render.bench_console:render_bench",
+    "script": "tfdiag.render.script_console:render_script",
+    "job": "tfdiag.render.job_console:render_job",
+    "diff": "tfdiag.render.diff_console:render_diff",
 }
 
-#: The JSON document of each result kind: raw records plus derived views.
 #: The short console view of the kinds that have one (``--brief``, ``show(brief=True)``, what
 #: ``%tfdiag`` shows): the findings only.
-BRIEF_VIEWS: Mapping[str, Callable[[Any], RenderableType]] = {"profile": render_brief}
+BRIEF_VIEWS: Mapping[str, str] = {"profile": "tfdiag.render.console:render_brief"}
 
-DOCUMENTS: Mapping[str, Callable[[Any], dict[str, Any]]] = {
-    "profile": report_to_json,
-    "compare": result_to_json,
-    "bench": bench_to_json,
-    "script": script_to_json,
-    "job": job_to_json,
-    "diff": diff_to_json,
+#: The JSON document of each result kind: raw records plus derived views.
+DOCUMENTS: Mapping[str, str] = {
+    "profile": "tfdiag.render.json:report_to_json",
+    "compare": "tfdiag.render.compare_json:result_to_json",
+    "bench": "tfdiag.render.bench_files:bench_to_json",
+    "script": "tfdiag.render.script_json:script_to_json",
+    "job": "tfdiag.render.job_json:job_to_json",
+    "diff": "tfdiag.render.diff_json:diff_to_json",
 }
+
+#: The kinds whose views and documents take the result's diagnosis (computed once per
+#: result: ``Report.diagnosis``) rather than the result itself.
+_DIAGNOSED = frozenset({"profile"})
+
+
+def writer(ref: str) -> Callable[..., Any]:
+    """The function ``"module:function"`` names, its module imported on first use."""
+    module, _, name = ref.partition(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return found
+
+
+def subject(result: Any) -> Any:
+    """What the views and documents of ``result``'s kind take: a report's diagnosis, any
+    other result itself."""
+    return result.diagnosis if result.kind in _DIAGNOSED else result
 
 
 @dataclass(frozen=True)
@@ -100,15 +103,20 @@ def view(result: Any, brief: bool = False) -> RenderableType:
     """The console view of ``result`` (its short one when ``brief`` and it has one); every
     string in it is shown as text (no markup, no control characters:
     :class:`tfdiag.render.safe.Plain`)."""
+    from tfdiag.render.safe import Plain
+
     views = BRIEF_VIEWS if brief and result.kind in BRIEF_VIEWS else VIEWS
-    return Plain(views[result.kind](result))
+    return Plain(writer(views[result.kind])(subject(result)))
 
 
 def document(result: Any) -> dict[str, Any]:
-    return DOCUMENTS[result.kind](result)
+    doc: dict[str, Any] = writer(DOCUMENTS[result.kind])(subject(result))
+    return doc
 
 
 def _text(result: Any, options: Options) -> str:
+    from rich.console import Console
+
     out = io.StringIO()
     console = Console(file=out, width=options.width or TEXT_WIDTH, color_system=None)
     console.print(view(result, options.brief))
@@ -116,6 +124,12 @@ def _text(result: Any, options: Options) -> str:
 
 
 def _json(result: Any, options: Options) -> str:
+    if result.kind == "profile":  # its function tables written by the fast encoder
+        from tfdiag.render.json import report_json_text
+
+        return report_json_text(result.diagnosis) + "\n"
+    from tfdiag.records.jsontext import indented_json
+
     return indented_json(document(result)) + "\n"
 
 
@@ -124,32 +138,45 @@ def _pstats(result: Any, options: Options) -> bytes:
 
 
 def _png(result: Any, options: Options) -> bytes:
+    from tfdiag.render.plot import timeline_png
+
     return timeline_png(result)
 
 
 def _session(result: Any, options: Options) -> str:
+    import json
+
+    from tfdiag.render.artefacts import sampling_session
+
     doc = sampling_session(result)
     if doc is None:
         raise InputError("this report has no sampled stacks (profile it with sampling=True)")
     return json.dumps(doc)
 
 
-def _sampled(render: Callable[[Any], str]) -> Callable[[Any, Options], str]:
+def _sampled(render: str) -> Callable[[Any, Options], str]:
     def write(result: Any, options: Options) -> str:
+        from tfdiag.render.artefacts import sampling_session
+
         if sampling_session(result) is None:
             raise InputError("this report has no sampled stacks (profile it with sampling=True)")
-        return render(result)
+        text: str = writer(render)(result)
+        return text
 
     return write
 
 
 def _html(result: Any, options: Options) -> str:
+    from tfdiag.render.html import report_html, result_html
+
     if result.kind == "profile":
-        return report_html(result)
-    return result_html(result, VIEWS[result.kind](result))
+        return report_html(result.diagnosis)
+    return result_html(result, writer(VIEWS[result.kind])(result))
 
 
 def _csv(result: Any, options: Options) -> str:
+    from tfdiag.render.bench_files import bench_to_csv
+
     return bench_to_csv(result)
 
 
@@ -176,14 +203,14 @@ FORMATS: tuple[Format, ...] = (
     Format(
         "speedscope",
         "profile",
-        _sampled(speedscope_json),
+        _sampled("tfdiag.render.artefacts:speedscope_json"),
         (".speedscope.json",),
         about="https://www.speedscope.app (sampling)",
     ),
     Format(
         "sampling-html",
         "profile",
-        _sampled(pyinstrument_html),
+        _sampled("tfdiag.render.artefacts:pyinstrument_html"),
         (".sampling.html",),
         about="pyinstrument's HTML page (sampling)",
     ),

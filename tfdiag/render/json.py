@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdiag.advise import findings_of
+from tfdiag.advise.diagnosis import Diagnosis
 from tfdiag.analysis.classify import CostClass
 from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
+from tfdiag.records.jsontext import indented_json
 from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
+from tfdiag.records.stats import no_gc
 from tfdiag.render.document import finding_to_json, header
 
 #: Culprit rows written to JSON (the full table is in ``profile``).
@@ -31,11 +33,13 @@ _HEAD = (
 )
 
 
-def report_to_json(report: RunRecord) -> dict[str, Any]:
-    """The raw records (what the loader reads) followed by the derived views."""
-    a = analysis_of(report)
+def report_to_json(d: Diagnosis, *, rows_as_tuples: bool = False) -> dict[str, Any]:
+    """The raw records (what the loader reads) followed by the derived views;
+    ``rows_as_tuples``: the function tables' rows as tuples (the same JSON, for a writer:
+    :func:`report_json_text`)."""
+    report, a = d.record, d.analysis
     t = report.timing
-    raw = run_record_to_json(report)
+    raw = run_record_to_json(report, rows_as_tuples=rows_as_tuples)
     return {
         **header(report),
         **{k: raw[k] for k in _HEAD},
@@ -75,20 +79,43 @@ def report_to_json(report: RunRecord) -> dict[str, Any]:
             }
             for r in a.culprits[:TOP_CULPRITS_JSON]
         ],
-        "findings": [finding_to_json(f) for f in findings_of(report)],
+        "findings": [finding_to_json(f) for f in d.findings],
         **{k: v for k, v in raw.items() if k not in _HEAD},
-        "probe_summary": _probe_summary(report),
+        "probe_summary": _probe_summary(report, a),
     }
 
 
-def _probe_summary(report: RunRecord) -> dict[str, Any] | None:
+def report_json_text(d: Diagnosis) -> str:
+    """:func:`report_to_json` as indented JSON text, the function tables written by the fast
+    encoder once their times are checked finite (:func:`~tfdiag.records.jsontext.indented_json`).
+
+    Raises:
+        ValueError: a NaN or infinite number in the report.
+    """
+    record = d.record
+    profiles = [t for t in (record.profile, record.cold_profile) if t is not None]
+    if sum(len(t.functions) for t in profiles) < FAST_TABLE_ROWS:
+        return indented_json(report_to_json(d))
+    if not all(t.finite() for t in profiles):
+        raise ValueError("Out of range float values are not JSON compliant")
+    with no_gc():
+        doc = report_to_json(d, rows_as_tuples=True)
+        return indented_json(doc, tables=("profile", "cold_profile"))
+
+
+#: Function rows from which the tables are worth writing apart: the text of the rest of the
+#: document is then copied once more (what 98 MB of notes beside a small table would feel).
+FAST_TABLE_ROWS = 10_000
+
+
+def _probe_summary(report: RunRecord, a: Analysis) -> dict[str, Any] | None:
     """Derived probe views: each pass's slowdown, op time vs wall, the sampled breakdown."""
     if report.probes is None:
         return None
     tf = report.probes.tf_profile
     ops = op_figures(tf) if tf is not None else None
     shares = sampled_shares(report)
-    check = retracing_check(report)
+    check = retracing_check(report, a)
     return {
         "slowdown": dict(slowdowns(report)),
         "op_time": None

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
-from tfdiag.analysis.pipeline import analysis_of
+from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
 from tfdiag.records.probes import TfProfile
@@ -19,6 +19,7 @@ from tfdiag.render.names import NamedRows, op_parts
 from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
+    from tfdiag.advise.diagnosis import Diagnosis
     from tfdiag.records.report import RunRecord
 
 #: Op rows shown (the report keeps more).
@@ -45,7 +46,7 @@ def _overhead(report: RunRecord) -> Text:
     return text
 
 
-def _op_lines(report: RunRecord, tf: TfProfile) -> list[Text]:
+def _op_lines(report: RunRecord, a: Analysis, tf: TfProfile) -> list[Text]:
     ops = op_figures(tf)
     if ops is None:
         return []
@@ -106,7 +107,7 @@ def _op_lines(report: RunRecord, tf: TfProfile) -> list[Text]:
         )
     if tf.verdict:
         lines.append(_line("XProf says", f"“{tf.verdict}”"))
-    check = retracing_check(report)
+    check = retracing_check(report, a)
     if check is not None:
         where = f" (`{check.function}`, {check.classification})" if check.function else ""
         verdict: tuple[str | tuple[str, str], ...] = (
@@ -167,7 +168,7 @@ def _top_ops(tf: TfProfile) -> NamedRows:
     )
 
 
-def _sampled(report: RunRecord) -> RenderableType | None:
+def _sampled(report: RunRecord, a: Analysis) -> RenderableType | None:
     shares = sampled_shares(report)
     record = report.probes.sampling if report.probes is not None else None
     if record is None:
@@ -178,7 +179,6 @@ def _sampled(report: RunRecord) -> RenderableType | None:
             f"shorter than the {fmt_s(record.interval_s)} interval); profile more iterations",
             style="dim",
         )
-    a = analysis_of(report)
     table = Table(
         title="Second breakdown — sampled stacks, each sample to its nearest culprit "
         "(non-overlapping), beside cProfile's",
@@ -201,20 +201,21 @@ def _sampled(report: RunRecord) -> RenderableType | None:
     return table
 
 
-def render_probes(report: RunRecord) -> RenderableType | None:
+def render_probes(d: Diagnosis) -> RenderableType | None:
     """The probes section, or ``None`` when no probe ran."""
+    report = d.record
     probes = report.probes
     if probes is None:
         return None
     parts: list[RenderableType] = [_overhead(report)]
     tf = probes.tf_profile
     if tf is not None:
-        lines = _op_lines(report, tf)
+        lines = _op_lines(report, d.analysis, tf)
         if lines:
             parts.append(Text("\n").join(lines))
         if tf.top_ops:
             parts.append(_top_ops(tf))
-    sampled = _sampled(report)
+    sampled = _sampled(report, d.analysis)
     if sampled is not None:
         parts.append(sampled)
     return Group(*parts)

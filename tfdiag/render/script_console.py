@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from tfdiag.advise import findings_of
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
@@ -124,7 +124,7 @@ def _costly(result: ScriptRecord, site: CallSite) -> list[RenderableType]:
     median = site.unprofiled_median_s
     if median is not None:
         parts.append(Text(f"   {fmt_s(median)} per call, median with no profiler attached"))
-    findings = findings_of(report)[:TOP_FINDINGS]
+    findings = diagnosis_of(report).findings[:TOP_FINDINGS]
     if not findings:
         parts.append(Text("   no findings: nothing crosses a finding's threshold", style="dim"))
     for f in findings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdiag.advise import findings_of
+from tfdiag.advise.diagnosis import diagnosis_of
 from tfdiag.records.script import CallSite, ScriptRecord
 from tfdiag.render.document import header
 from tfdiag.render.json import report_to_json
@@ -27,6 +27,7 @@ def script_to_json(result: ScriptRecord) -> dict[str, Any]:
 
 
 def _site_json(result: ScriptRecord, s: CallSite) -> dict[str, Any]:
+    d = diagnosis_of(s.report) if s.report else None
     return {
         "file": s.file,
         "line": s.line,
@@ -43,6 +44,6 @@ def _site_json(result: ScriptRecord, s: CallSite) -> dict[str, Any]:
         "unprofiled_median_s": s.unprofiled_median_s,
         "profiled_calls": s.profiled_calls,
         "call_s": list(s.call_s),
-        "findings": [f.id for f in findings_of(s.report)] if s.report else [],
-        "report": report_to_json(s.report) if s.report else None,
+        "findings": [f.id for f in d.findings] if d else [],
+        "report": report_to_json(d) if d else None,
     }

@@ -10,12 +10,14 @@ cProfile, so a costly site gets the same analysis as ``tfdiag.profile``.
 from __future__ import annotations
 
 import cProfile
+import dataclasses
 import functools
 import linecache
 import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,19 @@ _BATCH_HOOKS = {
 }
 
 
+#: The compiled step function a Keras call reuses, by method: a new model has none, and
+#: ``compile()`` resets it (Keras 3 and tf_keras), so its absence at a later call's entry
+#: says the model was built or re-compiled since the last call.
+_STEP_FUNCTIONS = {
+    "fit": "train_function",
+    "train_on_batch": "train_function",
+    "evaluate": "test_function",
+    "test_on_batch": "test_function",
+    "predict": "predict_function",
+    "predict_on_batch": "predict_function",
+}
+
+
 def _batches(stats: ProfileStats, method: str) -> int:
     """How many batches one fit/evaluate/predict call ran: its batch-begin hook's calls."""
     hook = _BATCH_HOOKS.get(method)
@@ -76,6 +91,39 @@ class _Site:
     #: The callback that diagnosed the site's first ``fit`` from inside, and that call's time.
     callback: SiteCallback | None = None
     first_s: float | None = None
+    #: The model of the last call (a weak reference), and the later calls (after the
+    #: first) made on a different model or on the same one re-compiled since.
+    model: Callable[[], Any] | None = None
+    new_model_calls: int = 0
+    recompiled_calls: int = 0
+
+    def note_model(self, model: Any) -> None:
+        """At a call's entry: was its model built or re-compiled since the last call?"""
+        attr = _STEP_FUNCTIONS.get(self.method)
+        if attr is None:
+            return
+        # No step function yet: a model used before (several models called in turn at one
+        # line) still has its own.
+        if self.model is not None and getattr(model, attr, False) is None:
+            if self.model() is not model:
+                self.new_model_calls += 1
+            else:
+                self.recompiled_calls += 1
+        try:
+            self.model = weakref.ref(model)
+        except TypeError:  # not weakly referable: not a Keras model
+            self.model = None
+
+    @property
+    def rebuild_facts(self) -> tuple[tuple[str, str], ...]:
+        """What :meth:`note_model` saw, as call facts (none when nothing was rebuilt)."""
+        if not (self.new_model_calls or self.recompiled_calls):
+            return ()
+        return (
+            ("calls.later", str(max(self.calls - 1, 0))),
+            ("calls.new_model", str(self.new_model_calls)),
+            ("calls.recompiled", str(self.recompiled_calls)),
+        )
 
 
 class Recorder:
@@ -144,6 +192,8 @@ class Recorder:
         local.inside = True
         try:
             site = self._site(sys._getframe(2), method, model, args, kwargs, described, owner)
+            with self._lock:
+                site.note_model(model)
             profiler = self._profiler_for(site)
             probes = site.probes
             assert probes is not None
@@ -342,7 +392,7 @@ class Recorder:
                 timing = Timing(iterations=1, profiled_calls=1, first_call_s=site.profiled_s[0])
                 cold = site.stats
         return build_report(
-            call=site.call,
+            call=dataclasses.replace(site.call, facts=site.call.facts + site.rebuild_facts),
             timing=timing,
             profile=site.stats,
             cold=cold,

@@ -155,6 +155,13 @@ RULES: tuple[Rule, ...] = (
         "a model is compiled",
         roles=BUILDS_MODEL,
     ),
+    Rule(
+        "keras/src/optimizers/base_optimizer.py",
+        "BaseOptimizer.__init__",
+        None,
+        "an optimizer is constructed",
+        roles=frozenset({"optimizer-builder"}),
+    ),
     *(
         Rule(path, "*", None, "Keras ops, layers and optimizers", roles=OP_INTERNAL)
         for path in (

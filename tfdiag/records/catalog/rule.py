@@ -71,6 +71,8 @@ ROLES: dict[str, str] = {
     "step": "the step function a Keras call runs per batch (or a tf.function call): its "
     "time is the steps' own work",
     "model-builder": "builds, loads, clones or compiles a model",
+    "optimizer-builder": "constructs an optimizer (a new one per call is how a custom loop "
+    "changes its learning rate, and its tf.function step is made anew with it)",
     "pipeline-builder": "builds an input pipeline (an adapter, a dataset, an iterator) "
     "rather than reading the next batch from one",
     "iterator-builder": "a pipeline builder that only starts reading a dataset: one per "

@@ -115,6 +115,15 @@ RULES: tuple[Rule, ...] = (
         "a model's weights are read from a file and assigned",
         roles=BUILDS_MODEL,
     ),
+    *(
+        Rule(
+            path, name, None, "an optimizer is constructed", roles=frozenset({"optimizer-builder"})
+        )
+        for path, name in (
+            ("tf_keras/src/optimizers/optimizer.py", "_BaseOptimizer.__init__"),
+            ("tf_keras/src/optimizers/legacy/optimizer_v2.py", "OptimizerV2.__init__"),
+        )
+    ),
     Rule("tf_keras/src/callbacks*", "*", None, "tf_keras callbacks", roles=frozenset({"callback"})),
     *(
         Rule(path, "*", None, "tf_keras layers and optimizers", roles=frozenset({"op-internal"}))

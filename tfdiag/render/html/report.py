@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tfdiag.advise import Finding, findings_of
+from tfdiag.advise import Finding
+from tfdiag.advise.diagnosis import Diagnosis
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct0
 from tfdiag.records.verification import Verification, verification_view
@@ -81,8 +82,7 @@ def finding_html(n: int, f: Finding) -> str:
     )
 
 
-def _findings(report: RunRecord) -> str:
-    found = findings_of(report)
+def _findings(found: tuple[Finding, ...]) -> str:
     if not found:
         return (
             '<h2>Findings</h2><p id="findings" class="none">No findings: nothing in this '
@@ -92,13 +92,14 @@ def _findings(report: RunRecord) -> str:
     return f'<h2>Findings</h2><div id="findings">{blocks}</div>'
 
 
-def report_body(report: RunRecord) -> str:
-    parts = [_header(report), _findings(report)]
+def report_body(d: Diagnosis) -> str:
+    report = d.record
+    parts = [_header(report), _findings(d.findings)]
     svg = timeline_svg(report)
     if svg is not None:
         parts.append(f"<h2>Iteration timeline</h2>{svg}")
     parts.append('<h2>Where the time goes</h2><div id="tables">')
-    parts += [to_html(t) for t in report_tables(report)]
+    parts += [to_html(t) for t in report_tables(d.analysis)]
     parts.append("</div>")
     tree = profile_tree(report.profile, report.call.label)
     if tree is not None:
@@ -126,7 +127,7 @@ def report_body(report: RunRecord) -> str:
                 sampled,
             )
         )
-    extra = render_probes(report)
+    extra = render_probes(d)
     if extra is not None:
         parts.append(f"<h2>Probes</h2>{to_html(extra)}")
     if report.notes:
@@ -144,6 +145,6 @@ def _footer() -> str:
     )
 
 
-def report_html(report: RunRecord) -> str:
-    """The whole page of ``report``."""
-    return page(f"tfdiag · {report.call.label}", report_body(report), scripts=True)
+def report_html(d: Diagnosis) -> str:
+    """The whole page of one report's diagnosis."""
+    return page(f"tfdiag · {d.record.call.label}", report_body(d), scripts=True)
