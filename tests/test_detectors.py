@@ -693,7 +693,8 @@ def test_eager_ops_around_a_graph_step_are_found_by_their_volume() -> None:
     )
     assert (
         lead.evidence[2]
-        == "most of them come from `summary_ops_v2.py:histogram`, called from your code"
+        == "most of them come from `summary_ops_v2.py:histogram`, called from your "
+        "`train_epoch` (train.py:1)"
     )
     assert lead.fix.startswith(
         "Your step is a graph, but `summary_ops_v2.py:histogram` runs eagerly around it"

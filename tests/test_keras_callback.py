@@ -330,3 +330,52 @@ def test_callback_times_the_python_that_the_pipeline_calls_back() -> None:
     # the hook counted the unprofiled batches' elements only, never the cProfile range's
     seen = report.py_callbacks[0].calls
     assert 0 < seen < calls["n"] and np.isfinite(report.py_callbacks[0].seconds)
+
+
+class RunsOut(FakeModel):
+    """A dataset of unknown length: the step raises StopIteration when it runs out, and Keras
+    ends the epoch (on_train_end), as it does for TensorFlow's OutOfRangeError."""
+
+    def _step(self, iterator: object) -> int:
+        if self.steps == 12:
+            raise StopIteration
+        return super()._step(iterator)
+
+
+def test_a_dataset_running_out_is_the_end_of_the_epoch_not_a_failure() -> None:
+    cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
+    model = RunsOut()
+    cb.set_model(model)
+    cb.set_params({"epochs": 1, "steps": None, "verbose": 0})
+    cb.on_train_begin()
+    for b in range(20):
+        cb.on_train_batch_begin(b)
+        try:
+            model.train_function(None)
+        except StopIteration:
+            break  # Keras' epoch iterator catches it and ends the epoch
+        cb.on_train_batch_end(b, {"loss": 0.0})
+    cb.on_train_end()
+    report = cb.report
+    assert report is not None and not report.partial
+    assert "the dataset ran out at batch 13 (the epoch's end)" in report.notes
+    assert not any("fit raised" in n for n in report.notes)
+
+
+@pytest.mark.tf
+def test_the_tf_profiler_record_survives_a_dataset_of_unknown_length(
+    tiny_model_factory: Callable[[str], Any],
+) -> None:
+    """Keras ends the epoch when the dataset raises OutOfRangeError: the TF profiler's block
+    traced before it is kept (it was dropped as a failed fit's)."""
+    import tensorflow as tf
+
+    model = tiny_model_factory("keras3")
+    x, y = _data(12)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda *_: True).batch(32)
+    cb = tfdiag.keras.ProfileCallback(batches=(2, 4))
+    model.fit(ds, epochs=1, verbose=0, callbacks=[cb])
+    report = cb.report
+    assert report is not None
+    assert report.probes is not None and report.probes.tf_profile is not None
+    assert any("the dataset ran out" in n for n in report.notes)

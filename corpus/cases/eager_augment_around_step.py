@@ -25,11 +25,6 @@ CASE = Case(
     fix_mentions=("tf.function",),
     premise=30,
     iterations=3,
-    known_miss=(
-        "an empty report: the eager augmentation sits beside one graph call per batch, "
-        "so eager-execution (fewer than one graph call per iteration) does not fire, and "
-        "no other detector reaches its threshold"
-    ),
 )
 
 BATCHES, BATCH = 4, 32

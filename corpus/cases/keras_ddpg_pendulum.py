@@ -30,12 +30,6 @@ CASE = Case(
     premise=1.8,
     iterations=3,
     also=("per-step-overhead",),
-    known_miss=(
-        "an empty report: each environment step makes 3 graph calls (update and two "
-        "target updates) beside the eager actor call, so eager-execution (fewer than one "
-        "graph call per iteration) stays silent, and no other detector reaches its "
-        "threshold"
-    ),
 )
 
 STEPS = 20

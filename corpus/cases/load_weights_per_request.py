@@ -25,11 +25,6 @@ CASE = Case(
     fix_mentions=("once",),
     premise=9,
     iterations=6,
-    known_miss=(
-        "an empty report: load_weights is not among model-rebuilt-per-call's "
-        "constructors (model constructors, load_model, clone_model, compile), and no "
-        "other detector covers reading a weights file per call"
-    ),
 )
 
 

@@ -24,11 +24,6 @@ CASE = Case(
     fix_mentions=("vectorized_map", "map_fn"),
     premise=5,
     iterations=3,
-    known_miss=(
-        "an empty report: the map_fn's while loop runs inside the model's step, but "
-        "neither compute-bound nor any other detector fires, so nothing names the "
-        "tf.map_fn loop whose vectorised form is the fix"
-    ),
 )
 
 N, BATCH, F = 8192, 256, 32

@@ -26,11 +26,6 @@ CASE = Case(
     fix_mentions=("tf.print",),
     premise=4.5,
     iterations=3,
-    known_miss=(
-        "an empty report: the PrintV2 op's time is inside the compiled step, but neither "
-        "compute-bound nor any other detector fires, so nothing names the tf.print that "
-        "is the cost"
-    ),
 )
 
 N, BATCH = 1024, 64

@@ -246,7 +246,15 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
             )
         # compile() per call is how a hyper-parameter is changed between rounds: its fix
         # says how to change one on the compiled model.
-        variant = "compile" if fn.name.endswith(".compile") else "model"
+        # load_weights per call keeps the model (and its graphs) but reads and assigns every
+        # weight: its fix is loading once, or only when the file changed.
+        variant = (
+            "compile"
+            if fn.name.endswith(".compile")
+            else "weights"
+            if fn.name.endswith("load_weights")
+            else "model"
+        )
         candidates.append((max(best[0], tracing_share), line, variant))
     if fresh:
         name, count = fresh

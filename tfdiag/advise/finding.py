@@ -183,15 +183,27 @@ class FindingSpec(Generic[C]):
         alone: bool = False,
         backend: str | None = None,
     ) -> str:
-        """The fix text for this run: the ``alone`` text when the finding leads and no
-        steady-state finding follows, the ``first`` text when it leads ahead of some, else
-        the detection's variant, else the call kind's.
+        """The fix text for this run: the detection's variant when it has one of its own
+        (the cause found names its fix), else the ``alone`` text when the finding leads and
+        no steady-state finding follows, the ``first`` text when it leads ahead of some, else
+        the call kind's.
 
         On a ``backend`` (``jax``) the ``jax:<key>`` texts come first, in the same order;
         a finding with a ``jax:other`` text never falls back to the plain (TensorFlow) ones.
         """
-        keys = ("alone" if leads and alone else None, "first" if leads else None)
-        chain = [k for k in (*keys, detection.variant, kind.value, "other") if k is not None]
+        variant = detection.variant
+        own = (
+            variant
+            if variant is not None
+            and (
+                variant in self.fixes
+                or (backend is not None and f"{backend}:{variant}" in self.fixes)
+            )
+            else None
+        )
+        # The cause found names its own fix, before the texts of where the finding ranks.
+        keys = (own, "alone" if leads and alone else None, "first" if leads else None)
+        chain = [k for k in (*keys, variant, kind.value, "other") if k is not None]
         if backend is not None:
             prefixed = [f"{backend}:{k}" for k in chain]
             chain = prefixed if f"{backend}:other" in self.fixes else prefixed + chain

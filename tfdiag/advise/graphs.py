@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from tfdiag.advise.eager_calls import EagerCalls, eager_calls
 from tfdiag.advise.evidence import (
     category_of,
+    functions,
     graph_calls_per_iteration,
     keras_call,
     pct,
@@ -23,6 +25,7 @@ from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
+from tfdiag.records.stats import FunctionStat
 from tfdiag.records.traces import TraceEvent
 
 
@@ -328,15 +331,28 @@ def _eager_around_graphs(
     python_s = max(python_s, dispatch.cum_s) * _unclaimed(analysis, i)
     # Found by volume: the op wrappers and their dispatch, less the kernels.
     removable = max(min(analysis.of_steady(python_s), 1.0) - kernel, 0.0)
+    # And by the framework calls your code makes that dispatch them (a model called for
+    # actions, image ops on one image): their layers' and wrappers' Python, less their kernels.
+    calls = _eager_calls(ctx, i)
+    found: tuple[int, str] | None = None
+    caller = "your code"
+    if calls is not None:
+        own = min(analysis.of_steady(calls.seconds), 1.0)
+        own -= min(analysis.of_steady(calls.kernel_s), kernel)
+        if own > removable:
+            removable = own
+            found = (calls.entry, fns[calls.entry].short_name)
+            caller = _caller_name(fns[calls.caller])
     if removable < ctx.threshold("min_share"):
         return None
-    found = _eager_entry(report, analysis, max(wrappers, key=lambda w: fns[w].cum_s, default=i))
-    if found is not None:
-        # The Python it runs around the ops (tf.summary's, a layer's) goes with them; a graph
-        # it calls does not.
-        around = fns[found[0]].cum_s - _graph_time_under(report, analysis, found[0])
-        around *= _unclaimed(analysis, found[0])
-        removable = max(removable, min(analysis.of_steady(max(around, 0.0)), 1.0) - kernel)
+    if found is None:
+        found = _eager_entry(report, analysis, max(wrappers, key=lambda w: fns[w].cum_s, default=i))
+        if found is not None:
+            # The Python it runs around the ops (tf.summary's, a layer's) goes with them; a
+            # graph it calls does not.
+            around = fns[found[0]].cum_s - _graph_time_under(report, analysis, found[0])
+            around *= _unclaimed(analysis, found[0])
+            removable = max(removable, min(analysis.of_steady(max(around, 0.0)), 1.0) - kernel)
     if keras_call(report, analysis) is None:
         # A loop of the user's own: everything but the graph calls, the kernels and what
         # other findings account for is the Python of ops run one at a time.
@@ -354,8 +370,32 @@ def _eager_around_graphs(
     values = {"entry": "the code around your `tf.function`"}
     if found is not None:
         values["entry"] = found[1]
-        evidence.append(f"most of them come from `{found[1]}`, called from your code")
+        evidence.append(f"most of them come from `{found[1]}`, called from {caller}")
     return Detection(removable, tuple(evidence), variant="around-graph", values=values)
+
+
+def _eager_calls(ctx: Context, i: int) -> EagerCalls | None:
+    report, analysis = ctx.record, ctx.analysis
+    builders = set(analysis.with_role("model-builder"))
+    builders.update(j for name in _MAKERS for j, _ in functions(report, "*", name))
+    return eager_calls(
+        analysis,
+        i,
+        dispatch_s=ctx.threshold("dispatch_s"),
+        excluded=lambda k: k in builders or category_of(analysis, k) in _CLAIMED,
+        unclaimed=lambda u: _unclaimed(analysis, u),
+        graph_s_under=lambda k: _graph_time_under(report, analysis, k),
+    )
+
+
+#: Objects made, not ops run: a variable, a layer or optimizer constructed, once per call in
+#: the user's loop, dispatches ops a graph cannot take over (variables are made outside it).
+_MAKERS = ("*.__init__", "*.__new__", "*Metaclass.__call__")
+
+
+def _caller_name(fn: FunctionStat) -> str:
+    """Your `policy` (agent.py:12)."""
+    return f"your `{fn.name}` ({fn.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{fn.line})"
 
 
 #: Categories whose eager ops belong to another finding (the input pipeline built per call,

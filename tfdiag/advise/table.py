@@ -152,6 +152,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`model.optimizer.learning_rate.assign(new_lr)`, or compile once with a "
             "`keras.optimizers.schedules.LearningRateSchedule` as the learning rate, or pass "
             "`keras.callbacks.LearningRateScheduler(fn)` to `fit`.",
+            "weights": "`load_weights` runs on every call: each one reads the weights file and "
+            "assigns every weight again. Load them once, at start-up, and reuse the model; to "
+            "serve the newest checkpoint, reload only when the file changed (keep "
+            "`os.path.getmtime(path)` and compare it), or `set_weights` from arrays kept in "
+            "memory.",
             "new-optimizer": "A new optimizer is made on every call, and with it a new "
             "`tf.function` step (a traced step cannot create a new optimizer's variables), so "
             "the step is traced again and the optimizer's state starts from zero. Make the "
@@ -168,7 +173,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "reuse them.",
         },
         thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
-        when="a Keras model constructor, `load_model`, `clone_model` or `compile` runs ≥ "
+        when="a Keras model constructor, `load_model`, `load_weights`, `clone_model` or "
+        "`compile` (the `model-builder` role) runs ≥ "
         "`min_calls_per_iteration` per iteration, or the same user function is traced again "
         "with the same argument types on most calls; its time is ≥ `min_share`; an "
         "optimizer constructed as often names the learning-rate fix",
@@ -253,7 +259,8 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "`max_graph_calls_per_iteration` graph function calls; impact: the steady-state share "
         "outside the ops' kernels (their dispatch time less `dispatch_s` per op) and outside "
         "what other findings account for (≥ `min_share`). Beside graph calls, by volume: the "
-        "eager ops' cost (their op wrappers' time, less the kernels) ≥ `min_share`",
+        "eager ops' cost (their op wrappers' time, or the TF/Keras calls the user's code makes "
+        "that dispatch them, a model called eagerly per step, less the kernels) ≥ `min_share`",
     ),
     FindingSpec(
         "python-in-graph",
@@ -418,15 +425,38 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "other": "Most of what is left is the model's own ops: after the fixes above, make "
             "them cheaper ({jit}, mixed precision on a GPU, a "
             "smaller model or input).",
+            "host-op": "`{api}` inside the compiled step is the cost ({where}): every step "
+            "it formats or writes its tensor on the host, one `{op}` op at a time. Print or "
+            "write less — a summary (`tf.print(tf.reduce_mean(x))`, `summarize=3`) — or less "
+            "often (every N steps under `tf.cond(step % N == 0, ...)`, or from a callback), "
+            "or remove it once you are done debugging.",
+            "graph-loop": "`{api}` in {where} loops over the batch inside the graph, one "
+            "iteration per element, each running its small ops one at a time: write the "
+            "per-element function for the whole batch (batched ops, `tf.einsum`, "
+            "broadcasting), or replace `tf.map_fn(fn, x)` by `tf.vectorized_map(fn, x)`, "
+            "which vectorises it; {jit} can fuse what is left.",
         },
-        thresholds={"min_share": 0.5, "max_input_wait": 0.2},
+        thresholds={
+            "min_share": 0.5,
+            "max_input_wait": 0.2,
+            "min_host_op_share": 0.1,
+            "min_loop_share": 0.3,
+            "min_loop_iterations": 16,
+            "min_loop_graph_share": 0.3,
+        },
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
         "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
         "input less than `max_input_wait`; on JAX (no TF profiler), Keras' jitted step and "
         "Python's waits for its results cover ≥ `min_share` of steady state; it says "
         "Python-side changes won't help only when no steady-state finding is reported beside "
-        "it",
+        "it. Inside the graph, named by its op scope "
+        "(and the user's layer): ops that do none of the model's math (`HOST_OPS` in the "
+        "catalog: `tf.print`, summaries) ≥ `min_host_op_share` of the iteration, or a loop's "
+        "ops (`tf.map_fn`: `PER_ELEMENT_LOOPS`, not a recurrent layer's loop over time) run ≥ "
+        "`min_loop_iterations` per graph call, "
+        "≥ `min_loop_share` of the model's op time, with the graph calls ≥ "
+        "`min_loop_graph_share` of steady state",
     ),
     FindingSpec(
         "build-dominated",

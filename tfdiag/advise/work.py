@@ -12,6 +12,7 @@ from tfdiag.advise.evidence import (
     with_role,
 )
 from tfdiag.advise.finding import CallKind, Context, Detection
+from tfdiag.advise.graph_ops import graph_loop, host_op
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
@@ -205,7 +206,12 @@ def compute_bound(ctx: Context) -> Detection | None:
         wall, basis = median, "per unprofiled iteration (median)"
     share = min(figures.compute_s / wall, 1.0)
     input_wait = min(figures.input_wait_s / wall, 1.0)
-    if share < ctx.threshold("min_share") or input_wait >= ctx.threshold("max_input_wait"):
+    if input_wait >= ctx.threshold("max_input_wait"):
+        return None
+    # Inside the graph, one cause may be most of it: an op that does no math, a loop.
+    tf = ctx.record.probes.tf_profile if ctx.record.probes is not None else None
+    cost = (host_op(ctx, tf, wall) or graph_loop(ctx, tf)) if tf is not None else None
+    if share < ctx.threshold("min_share") and cost is None:
         return None
     threads = "; op time is summed over threads" if figures.compute_s > wall else ""
     evidence = (
@@ -221,6 +227,10 @@ def compute_bound(ctx: Context) -> Detection | None:
         if keras
         else "`@tf.function(jit_compile=True)` on your step"
     )
+    if cost is not None:
+        # Its fix removes its share: that is the impact.
+        values = {"jit": jit, **cost.values}
+        return Detection(cost.share, evidence + cost.evidence, variant=cost.variant, values=values)
     return Detection(share, evidence, values={"jit": jit})
 
 

@@ -146,6 +146,7 @@ class ProfileCallback:
         self._timed_s: list[float] = []
         self._dropped = 0
         self._failed: str | None = None
+        self._ended: str | None = None
         self._train_function: Callable[..., Any] | None = None
         self._probes: BatchProbes | None = None
         self._tracing = False
@@ -303,6 +304,11 @@ class ProfileCallback:
             try:
                 out = fn(*args, **kwargs)
             except BaseException as exc:
+                if _end_of_data(exc):
+                    # How Keras ends an epoch over a dataset of unknown length: it catches
+                    # this and calls on_train_end; the batches before were whole.
+                    self._ended = f"the dataset ran out at batch {self._count} (the epoch's end)"
+                    raise
                 self._failed = f"fit raised {type(exc).__name__} at batch {self._count}"
                 self._finish()
                 raise
@@ -387,6 +393,8 @@ class ProfileCallback:
             )
         if self._failed:
             notes.append(self._failed)
+        elif self._ended:
+            notes.append(self._ended)
         if done < last:
             notes.append(f"fit ended after batch {done}, before batch {last}")
         if len(profiled) - 1 < 3:
@@ -441,3 +449,12 @@ class ProfileCallback:
                 )
             ),
         )
+
+
+def _end_of_data(exc: BaseException) -> bool:
+    """The step's input ran out: ``StopIteration`` or TensorFlow's ``OutOfRangeError``, which
+    Keras catches to end the epoch (not a failure of the step)."""
+    if isinstance(exc, StopIteration):
+        return True
+    cls = type(exc)
+    return cls.__name__ == "OutOfRangeError" and cls.__module__.startswith("tensorflow")

@@ -63,6 +63,30 @@ def model_facts(model: Any) -> list[tuple[str, str]]:
             if value is not None:
                 out.append((name, value))
                 break
+    return out + _user_layers(model)
+
+
+#: At most this many of a model's own layer classes are recorded.
+_MAX_LAYERS = 16
+
+
+def _user_layers(model: Any) -> list[tuple[str, str]]:
+    """``layer.<name>`` → ``Class.call (file.py:12)`` for each layer of the model whose class
+    the user wrote (not Keras'): an op's scope in the TF profiler names the layer, this
+    names the user's code that made it."""
+    out: list[tuple[str, str]] = []
+    layers = getattr(model, "_flatten_layers", None)
+    if not callable(layers):
+        return out
+    for layer in layers(include_self=False, recursive=True):
+        cls = type(layer)
+        if (cls.__module__ or "").startswith(_KERAS) or len(out) >= _MAX_LAYERS:
+            continue
+        code = getattr(getattr(cls, "call", None), "__code__", None)
+        if code is None:
+            continue
+        where = f"{code.co_filename.replace(chr(92), '/').rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+        out.append((f"layer.{layer.name}", f"{cls.__name__}.call ({where})"))
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import import_module
 
+from tfdiag.records.catalog.ops import HOST_OPS
 from tfdiag.records.catalog.rule import (
     ROLES,
     Catalog,
@@ -31,6 +32,7 @@ from tfdiag.records.catalog.rule import (
 __all__ = [
     "FRAMEWORK_FILES",
     "FRAMEWORK_ROLES",
+    "HOST_OPS",
     "ROLES",
     "STACKS",
     "Catalog",

@@ -142,6 +142,13 @@ RULES: tuple[Rule, ...] = (
         "keras/src/models/cloning.py", "clone_model", None, "a model is cloned", roles=BUILDS_MODEL
     ),
     Rule(
+        "keras/src/models/model.py",
+        "Model.load_weights",
+        None,
+        "a model's weights are read from a file and assigned",
+        roles=BUILDS_MODEL,
+    ),
+    Rule(
         "keras/src/trainers/trainer.py",
         "Trainer.compile",
         None,

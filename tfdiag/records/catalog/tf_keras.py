@@ -108,6 +108,13 @@ RULES: tuple[Rule, ...] = (
         roles=BUILDS_MODEL,
     ),
     Rule(_TRAINING, "Model.compile", None, "a model is compiled", roles=BUILDS_MODEL),
+    Rule(
+        _TRAINING,
+        "Model.load_weights",
+        None,
+        "a model's weights are read from a file and assigned",
+        roles=BUILDS_MODEL,
+    ),
     *(
         Rule(
             path, name, None, "an optimizer is constructed", roles=frozenset({"optimizer-builder"})
