@@ -218,6 +218,40 @@ def test_the_wait_for_the_results_is_compute_not_set_up() -> None:
     assert "per-call-input-pipeline" not in [f.id for f in found]
 
 
+def _jax_fit_with_a_batch_end_callback(*, wait_s: float, user_s: float = 0.0) -> RunRecord:
+    """A Keras-on-JAX ``fit`` with a callback that overrides ``on_train_batch_end``: the pool
+    is off, and Keras' hook makes the logs Python floats on the main thread, which waits
+    there (``convert_to_numpy``) for the asynchronously run step; ``user_s``: the user's
+    callback's own work per batch."""
+    core = SITE + "keras/src/backend/jax/core.py"
+    utils = SITE + "keras/src/utils/python_utils.py"
+
+    def tree(n: int) -> Node:
+        logs = Node(
+            utils, "pythonify_logs", 0.0001 * n, n, [Node(core, "convert_to_numpy", wait_s * n, n)]
+        )
+        user = Node("/home/me/train.py", "Watch.on_train_batch_end", user_s * n, n)
+        hooks = Node(CALLBACKS, "CallbackList.on_train_batch_end", 0.0, n, [logs, user])
+        step = Node(TRAINER, "JAXTrainer._make_function.<locals>.iterator_step", 0.0005 * n, n)
+        return Node(TRAINER, "JAXTrainer.fit", 0.0, n, [hooks, step])
+
+    report = make_report([tree(N + 1)], N, cold=[tree(1)], method="fit")
+    return dataclasses.replace(report, environment=JAX_ENV)
+
+
+def test_the_wait_in_keras_batch_end_logs_is_compute_not_callbacks() -> None:
+    """A healthy large fit under ProfileCallback (or `tfdiag run`, which adds it) led with
+    callback-overhead 72 % and conversion-overhead 70 %: the step's compute, waited for in
+    Keras' own logs conversion."""
+    ids = [f.id for f in findings_of(_jax_fit_with_a_batch_end_callback(wait_s=0.05))]
+    assert ids[0] == "compute-bound", ids
+    assert "callback-overhead" not in ids and "conversion-overhead" not in ids
+    # the user's own callback work beside that wait is still the callbacks'
+    slow = findings_of(_jax_fit_with_a_batch_end_callback(wait_s=0.05, user_s=0.2))
+    callbacks = [f for f in slow if f.id == "callback-overhead"]
+    assert callbacks and callbacks[0].impact > 0.5, [(f.id, f.impact) for f in slow]
+
+
 def test_on_tensorflow_the_same_profile_keeps_its_tensorflow_texts() -> None:
     record = dataclasses.replace(
         _jax_predict(pool_s=0.008, step_s=0.0005), environment=Environment()

@@ -26,6 +26,7 @@ def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
     callback calling ``predict``, say): the outermost ``CallbackList.on_*`` calls only."""
     fns = analysis.steady.functions
     total = 0.0
+    hooks = {i for i, _ in with_role(record, analysis, "callback-hook", "CallbackList*")}
     for i, _ in with_role(record, analysis, "callback-hook", "CallbackList.on_*"):
         outer = [e for e in fns[i].callers if not fns[e.caller].name.startswith("CallbackList.")]
         if fns[i].callers and not outer:
@@ -36,7 +37,30 @@ def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
         total += fns[i].cum_s * min(share, 1.0)
     for i, _ in with_role(record, analysis, "callback-dispatch"):
         total -= fns[i].cum_s  # Keras' callback thread pool (JAX): dispatch, not callbacks
+    total -= _waits_under(analysis, hooks)
     return max(total, 0.0)
+
+
+def _waits_under(analysis: Analysis, hooks: set[int], depth: int = 4) -> float:
+    """Steady seconds Keras' own hook code waits for the step's results in (JAX: the logs
+    made Python floats for a callback that overrides a batch-end hook): the device's
+    compute, not the callbacks'. Edges reached from the hooks through framework frames
+    only (a user's callback that waits on its own ``predict`` keeps that time)."""
+    fns = analysis.steady.functions
+    total = 0.0
+    for r in analysis.with_role("result-wait"):
+        if analysis.has_role(r, "callback-dispatch"):
+            continue  # the pool's own wait: subtracted with the pool
+        for e in fns[r].callers:
+            k, steps = e.caller, 0
+            while k not in hooks and steps < depth and not is_user_code(fns[k].file):
+                if not fns[k].callers:
+                    break
+                k = max(fns[k].callers, key=lambda c: c.cum_s).caller
+                steps += 1
+            if k in hooks:
+                total += e.cum_s
+    return total
 
 
 def callback_overhead(ctx: Context) -> Detection | None:

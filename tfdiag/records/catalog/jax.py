@@ -36,6 +36,10 @@ CALLBACK_POOL = (
 #: pool converting the batch's outputs, an array read back to numpy).
 RESULT_WAITS = (
     ("keras/src/callbacks/callback_list.py", "CallbackList._flush_futures"),
+    # Keras' logs made Python floats for callbacks that override a batch-end hook (the pool
+    # is then off, and the main thread waits there for the step's loss), a user's
+    # `keras.ops.convert_to_numpy(out)`: `np.array` of a JAX array blocks until it is ready.
+    ("keras/src/backend/jax/core.py", "convert_to_numpy"),
     ("jax/_src/array.py", "ArrayImpl._value"),
     ("jax/_src/array.py", "ArrayImpl.__array__"),
     ("jax/_src/array.py", "ArrayImpl.block_until_ready"),
