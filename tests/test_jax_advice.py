@@ -252,6 +252,33 @@ def test_the_wait_in_keras_batch_end_logs_is_compute_not_callbacks() -> None:
     assert callbacks and callbacks[0].impact > 0.5, [(f.id, f.impact) for f in slow]
 
 
+def _model_called_directly(*, ops: int, layer_python_s: float) -> RunRecord:
+    """The user's loop calls a Keras model directly on JAX (``model(x)``, through Keras'
+    traceback filter), ``ops`` primitives dispatched per iteration under it."""
+    wrapper = SITE + "keras/src/utils/traceback_utils.py"
+    layer = SITE + "keras/src/layers/layer.py"
+    dispatch = SITE + "jax/_src/dispatch.py"
+
+    def tree(n: int) -> Node:
+        prims = Node(dispatch, "apply_primitive", 0.00001 * ops * n, ops * n)
+        call = Node(layer, "Layer.__call__", layer_python_s * n, n, [prims])
+        wrapped = Node(wrapper, "filter_traceback.<locals>.error_handler", 0.0, n, [call])
+        return Node("/home/me/serve.py", "score", 0.0001 * n, n, [wrapped])
+
+    report = make_report([tree(N + 1)], N, cold=[tree(1)], method="score")
+    return dataclasses.replace(report, environment=JAX_ENV)
+
+
+def test_a_model_called_directly_on_jax_is_eager_execution_with_a_jitted_forward() -> None:
+    found = findings_of(_model_called_directly(ops=100, layer_python_s=0.01))
+    assert found[0].id == "eager-execution", [f.id for f in found]
+    assert "stateless_call" in found[0].fix and "serve.py:score" in found[0].fix
+    assert not TF_ONLY.search(found[0].fix)
+    # a few ops under a cheap call is not a finding
+    few = findings_of(_model_called_directly(ops=3, layer_python_s=0.00001))
+    assert "eager-execution" not in [f.id for f in few]
+
+
 def test_on_tensorflow_the_same_profile_keeps_its_tensorflow_texts() -> None:
     record = dataclasses.replace(
         _jax_predict(pool_s=0.008, step_s=0.0005), environment=Environment()

@@ -91,6 +91,12 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "jit-off": "The model is compiled with `jit_compile=False`: on JAX every step then "
         "runs op by op in Python. Compile with `jit_compile=True` (the default) and "
         "`run_eagerly=False`.",
+        "model-call": "`{entry}` calls the model directly (`model(x)`), which on JAX runs "
+        "its layers op by op in Python on every call, outside `jax.jit`. Jit the forward "
+        "pass once and call that: "
+        + _JIT_PREDICT
+        + " (refresh the variables only after they change: training); or call "
+        "`model.predict_on_batch(x)`, Keras' jitted step.",
         "other": "The model's ops run one by one from Python, outside `jax.jit`: compile "
         "with the defaults, `run_eagerly=False` and `jit_compile=True`, call "
         "`predict_on_batch`/`train_on_batch`, or wrap your step in `jax.jit` once ("

@@ -12,10 +12,11 @@ with the fix in JAX's terms.
 
 from __future__ import annotations
 
-from tfdiag.advise.evidence import keras_call, keras_steps, pct, with_role
+from tfdiag.advise.evidence import category_of, keras_call, keras_steps, pct, with_role
 from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
+from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 
 _KINDS = (CallKind.PREDICT, CallKind.FIT, CallKind.EVALUATE)
@@ -136,3 +137,70 @@ def eager_step(ctx: Context) -> Detection | None:
         setting = "run_eagerly=True" if variant == "run-eagerly" else "jit_compile=False"
         evidence.insert(0, f"the model is compiled with `{setting}`")
     return Detection(removable, tuple(evidence), variant=variant)
+
+
+def eager_model_call(ctx: Context) -> Detection | None:
+    """On JAX, the user's code calls a Keras model or layer directly (``model(x)``, an RL
+    agent's actor per environment step) outside any jitted function: each call runs the
+    layers' Python and dispatches their ops one by one. Found by volume: the user's calls
+    into ``layer-call`` functions, ≥ ``min_ops_per_iteration`` primitives dispatched per
+    iteration under them, less the primitives' own run (``dispatch_s`` each)."""
+    if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
+        return None
+    record, analysis = ctx.record, ctx.analysis
+    fns = analysis.steady.functions
+    layers = set(analysis.with_role("layer-call"))
+    calls_s, caller, top = 0.0, -1, 0.0
+
+    def outermost(u: int) -> bool:
+        # a custom layer's `call` calling its sublayers runs inside the model's call
+        return is_user_code(fns[u].file) and not any(c.caller in layers for c in fns[u].callers)
+
+    def count(u: int, s: float) -> None:
+        nonlocal calls_s, caller, top
+        calls_s += s
+        if s > top:
+            caller, top = u, s
+
+    wrappers: set[int] = set()
+    for i in sorted(layers):
+        for e in fns[i].callers:
+            k = e.caller
+            if outermost(k):
+                count(k, e.cum_s)
+            elif (
+                category_of(analysis, k) is Category.WRAPPER
+                and fns[k].cum_s > 0
+                and k not in wrappers
+            ):
+                wrappers.add(k)
+                # Keras' traceback filter is one row for every function it wraps: the
+                # user's calls through it are taken to be of the layer it wraps most
+                # (a layer calls its Operation through it too: the largest, not the sum)
+                wrapped = max(
+                    (c.cum_s for j in layers for c in fns[j].callers if c.caller == k),
+                    default=0.0,
+                )
+                frac = min(wrapped / fns[k].cum_s, 1.0)
+                for w in fns[k].callers:
+                    if outermost(w.caller):
+                        count(w.caller, w.cum_s * frac)
+    if caller < 0:
+        return None
+    prims = list(with_role(record, analysis, "primitive-dispatch"))
+    ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
+    if ops < ctx.threshold("min_ops_per_iteration"):
+        return None
+    calls = sum(fns[i].primitive_calls for i, _ in prims)
+    kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
+    removable = min(analysis.of_steady(max(calls_s - kernel_s, 0.0)), 1.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    who = fns[caller]
+    evidence = (
+        f"your `{who.short_name}` calls a Keras model or layer directly, outside `jax.jit`: "
+        f"{ops:.0f} JAX ops dispatched one at a time per iteration",
+        f"the layers' Python around those ops is {pct(removable)} of steady-state time, what "
+        "one jitted forward pass (compiled once) removes",
+    )
+    return Detection(removable, evidence, variant="model-call", values={"entry": who.short_name})

@@ -227,7 +227,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "eager-execution",
         "Ops run eagerly, one Python dispatch each",
-        first_of(graphs.eager_execution, keras_jax.eager_step),
+        first_of(graphs.eager_execution, keras_jax.eager_step, keras_jax.eager_model_call),
         fixes={
             "run-eagerly": "The model is compiled with `run_eagerly=True`, a debugging setting: "
             "compile it without it (`model.compile(..., run_eagerly=False)`, the default) so "

@@ -79,7 +79,9 @@ FRAMEWORK_ROLES: dict[str, frozenset[str]] = {
             "tracer",
         }
     ),
-    "jax": frozenset({"callback-dispatch", "eager-step", "primitive-dispatch", "result-wait"}),
+    "jax": frozenset(
+        {"callback-dispatch", "eager-step", "layer-call", "primitive-dispatch", "result-wait"}
+    ),
 }
 
 

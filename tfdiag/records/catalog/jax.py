@@ -124,6 +124,21 @@ JAX_RULES: tuple[Rule, ...] = (
         "Keras gathers the model's variables into the jitted step's state and writes them "
         "back, on every call",
     ),
+    # -- a Keras layer or model called from the user's code ---------------------------
+    *(
+        Rule(
+            path,
+            name,
+            None,
+            "a Keras layer or model called: on JAX, outside a jitted function, it runs op "
+            "by op in Python on every call",
+            roles=frozenset({"layer-call"}),
+        )
+        for path, name in (
+            ("keras/src/layers/layer.py", "Layer.__call__"),
+            ("keras/src/ops/operation.py", "Operation.__call__"),
+        )
+    ),
     # -- JAX itself -----------------------------------------------------------------
     Rule("jax/_src/interpreters/pxla.py", "*", GB, "JAX lowers and compiles to XLA"),
     Rule("jax/_src/interpreters/mlir.py", "*", GB, "JAX lowers a jaxpr to MLIR"),

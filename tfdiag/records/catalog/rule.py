@@ -101,6 +101,8 @@ ROLES: dict[str, str] = {
     "compiled (run_eagerly=True, jit_compile=False)",
     "primitive-dispatch": "one op dispatched eagerly to its compiled primitive (JAX): its own "
     "time is the op's run",
+    "layer-call": "a Keras layer or model called (`model(x)`): its Python runs on every call "
+    "unless the call is traced into a compiled step",
 }
 
 
