@@ -24,7 +24,7 @@ CASE = Case(
     ),
     expect="compute-bound",
     fix_mentions=("tf.print",),
-    premise=4.5,
+    premise=3.0,  # 2.1-5.0x across runs on the loaded 2-core box (2026-12-02)
     iterations=3,
 )
 
