@@ -117,7 +117,16 @@ def kills(root: Path, n: int, padding: int) -> list[dict[str, Any]]:
     trials = []
     for i in range(n):
         folder = _setup(root, i, old)
-        pid = _child(lambda folder=folder: new.save(folder / "run", overwrite=True))
+        ready_r, ready_w = os.pipe()
+
+        def body(folder: Path = folder, ready: int = ready_w) -> None:
+            os.write(ready, b"!")  # the kill's clock starts as the save does, not the fork:
+            new.save(folder / "run", overwrite=True)  # a loaded machine starts a child late
+
+        pid = _child(body)
+        os.close(ready_w)
+        os.read(ready_r, 1)
+        os.close(ready_r)
         delay = rng.uniform(0, took * 1.3)
         time.sleep(delay)
         os.kill(pid, signal.SIGKILL)

@@ -119,7 +119,8 @@ for trial in range(TRIALS):
     while True:  # the rest of the burst lands here, not in the next trial
         try:
             for t in threads:
-                t.join()
+                if t.ident is not None:  # a Ctrl-C can land between its append and start
+                    t.join()
             time.sleep(0.005)
             break
         except KeyboardInterrupt:

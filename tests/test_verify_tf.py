@@ -201,7 +201,9 @@ def test_eager_model_call_to_tf_function_and_float64_cast(
     model = tiny_model_factory(flavour)
     untouched(model)
     (eager,) = verify(model, x, ids=("eager-execution",))
-    if eager.status != VERIFIED:  # once more: on a shared, loaded machine blocks can overlap
+    for _ in range(2):  # up to twice more: beside two CPU-bound jobs one tf_keras run in two
+        if eager.status == VERIFIED:  # read its ~3x gain as inside the noise
+            break
         (eager,) = verify(model, x, ids=("eager-execution",))
     assert [r.name for r in eager.variants] == ["tf.function"]
     assert eager.variants[0].ok and eager.status == VERIFIED
