@@ -99,6 +99,21 @@ def per_call_overhead(ctx: Context) -> Detection | None:
     return Detection(impact, tuple(evidence), values={"method": call.method})
 
 
+def _primitives(ctx: Context) -> tuple[float, float] | None:
+    """JAX primitives dispatched one at a time: ``(per iteration, their own run in steady
+    seconds)`` — their self time less ``dispatch_s`` each — or None below
+    ``min_ops_per_iteration``."""
+    analysis = ctx.analysis
+    fns = analysis.steady.functions
+    prims = list(with_role(ctx.record, analysis, "primitive-dispatch"))
+    ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
+    if ops < ctx.threshold("min_ops_per_iteration"):
+        return None
+    calls = sum(fns[i].primitive_calls for i, _ in prims)
+    kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
+    return ops, kernel_s
+
+
 def eager_step(ctx: Context) -> Detection | None:
     """Keras' step run as Python on JAX, op by op (``run_eagerly=True`` or
     ``jit_compile=False``): its step body runs on the steady calls, where a jitted step
@@ -107,18 +122,15 @@ def eager_step(ctx: Context) -> Detection | None:
     if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
         return None
     record, analysis = ctx.record, ctx.analysis
-    fns = analysis.steady.functions
     steps = list(with_role(record, analysis, "eager-step"))
     steps = [(i, f) for i, f in steps if analysis.steady_calls_per_iteration(i) >= 0.5]
     if not steps:
         return None
     step_s = sum(f.cum_s for _, f in steps)
-    prims = list(with_role(record, analysis, "primitive-dispatch"))
-    ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
-    if ops < ctx.threshold("min_ops_per_iteration"):
+    found = _primitives(ctx)
+    if found is None:
         return None
-    calls = sum(fns[i].primitive_calls for i, _ in prims)
-    kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
+    ops, kernel_s = found
     removable = min(analysis.of_steady(max(step_s - kernel_s, 0.0)), 1.0)
     if removable < ctx.threshold("min_share"):
         return None
@@ -147,7 +159,7 @@ def eager_model_call(ctx: Context) -> Detection | None:
     iteration under them, less the primitives' own run (``dispatch_s`` each)."""
     if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
         return None
-    record, analysis = ctx.record, ctx.analysis
+    analysis = ctx.analysis
     fns = analysis.steady.functions
     layers = set(analysis.with_role("layer-call"))
     calls_s, caller, top = 0.0, -1, 0.0
@@ -187,12 +199,10 @@ def eager_model_call(ctx: Context) -> Detection | None:
                         count(w.caller, w.cum_s * frac)
     if caller < 0:
         return None
-    prims = list(with_role(record, analysis, "primitive-dispatch"))
-    ops = sum(analysis.steady_calls_per_iteration(i) for i, _ in prims)
-    if ops < ctx.threshold("min_ops_per_iteration"):
+    found = _primitives(ctx)
+    if found is None:
         return None
-    calls = sum(fns[i].primitive_calls for i, _ in prims)
-    kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
+    ops, kernel_s = found
     removable = min(analysis.of_steady(max(calls_s - kernel_s, 0.0)), 1.0)
     if removable < ctx.threshold("min_share"):
         return None
