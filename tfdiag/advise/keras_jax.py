@@ -15,7 +15,9 @@ from __future__ import annotations
 from tfdiag.advise.evidence import category_of, keras_call, keras_steps, pct, with_role
 from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
+from tfdiag.analysis.xspace import layer_of
 from tfdiag.records.catalog import Category
+from tfdiag.records.jax_profile import JaxProfile
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 
@@ -32,11 +34,45 @@ def compiled_s(record: RunRecord, analysis: Analysis) -> float:
     return step + waits
 
 
+def _traced_compute(ctx: Context, trace: JaxProfile) -> Detection | None:
+    """From the JAX profiler's trace: the time XLA ops ran (their union over threads) of the
+    traced iteration's wall, or of the median unprofiled one when that is shorter (the
+    trace's own cost lengthens the wall, as on TensorFlow); the heaviest ops named with the
+    Keras layer of their jaxpr path."""
+    wall, basis = trace.wall_s / trace.steps, "per traced iteration"
+    busy = trace.xla_busy_s / trace.steps
+    median = ctx.record.timing.median_s
+    if median and busy <= median < wall:
+        wall, basis = median, "per unprofiled iteration (median)"
+    if wall <= 0:
+        return None
+    share = min(busy / wall, 1.0)
+    if share < ctx.threshold("min_share"):
+        return None
+    evidence = [
+        f"JAX profiler: XLA ran the model's ops {busy * 1e3:.3g} ms of {wall * 1e3:.3g} ms "
+        f"{basis} ({pct(share)}); Python around them (Keras, dispatch, waits) {pct(1 - share)}",
+    ]
+    heavy = [o for o in trace.ops if trace.xla_op_s > 0 and o.self_s / trace.xla_op_s >= 0.05]
+    if heavy:
+        named = ", ".join(
+            f"`{layer_of(o.op_name) or o.name}` {o.category or 'op'} ({o.name}) "
+            f"{pct(o.self_s / trace.xla_op_s)}"
+            for o in heavy[:3]
+        )
+        evidence.append(f"heaviest XLA ops (share of XLA op time): {named}")
+    return Detection(share, tuple(evidence), values={"jit": "`jit_compile=True` (the default)"})
+
+
 def compute_bound(ctx: Context) -> Detection | None:
-    """On JAX (no TF profiler): the jitted program and the waits for its results take
-    ≥ ``min_share`` of the steady state."""
+    """On JAX: the jitted program takes ≥ ``min_share`` of the steady state — from the JAX
+    profiler's trace when the observe pass traced a block, else (no trace) from cProfile: the
+    jitted program's call and the waits for its results."""
     if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
         return None
+    trace = ctx.record.probes.jax_profile if ctx.record.probes is not None else None
+    if trace is not None:
+        return _traced_compute(ctx, trace)
     share = min(ctx.analysis.of_steady(compiled_s(ctx.record, ctx.analysis)), 1.0)
     if share < ctx.threshold("min_share"):
         return None

@@ -1,6 +1,7 @@
 """The observe pass: the iterations timed without cProfile, watched by the light probes.
 
-The first block of iterations runs under the TF profiler, which sees what no Python
+The first block of iterations runs under the TF profiler (on Keras' JAX backend under
+``jax.profiler``, :mod:`tfdiag.capture.jax_profiler`), which sees what no Python
 profiler can: tf.data's threads, ops that call back into Python, the caller waiting for
 input, the model's own op time. The profiler is stopped (its trace written) between two
 iterations, outside any timing, so the rest of the pass is timed without it; the two
@@ -16,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfdiag.capture.environment import keras_backend
+from tfdiag.capture.jax_profiler import JaxTrace
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.pycalls import CallbackRecorder, hooked
 from tfdiag.capture.sampling import ThreadSampler, _calls, start
@@ -23,6 +26,7 @@ from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
+from tfdiag.records.jax_profile import JaxProfile
 from tfdiag.records.machine import MachineLoad
 from tfdiag.records.probes import SamplingRecord, TfProfile
 
@@ -48,6 +52,8 @@ class Observation:
     traced: int = 0
     sampling: SamplingRecord | None = None
     tf_profile: TfProfile | None = None
+    #: On Keras' JAX backend the traced block's record (``jax.profiler``) instead.
+    jax_profile: JaxProfile | None = None
     trace_files: TraceFiles = ()
     py_callbacks: tuple[PyCallback, ...] = ()
     machine: MachineLoad | None = None
@@ -75,7 +81,7 @@ def observe(
     """
     out = into if into is not None else Observation()
     sampler = ThreadSampler(clock=clock) if sampling else None
-    trace: TfTrace | None = None
+    trace: TfTrace | JaxTrace | None = None
     export_s: float | None = None
     callbacks = CallbackRecorder(clock)
     load = LoadProbe()
@@ -97,7 +103,7 @@ def observe(
             try:
                 trace.begin()
             except ProbeError as exc:
-                out.notes.append(f"TF profiler probe: {exc}")
+                out.notes.append(f"{_name(trace)} probe: {exc}")
                 trace = None
         with hooked(callbacks):
             _timed_block(fn, args, kwargs, n, clock, trace, out, after)
@@ -121,9 +127,14 @@ def observe(
         if tick is not None:
             tick(READING)
         try:
-            out.tf_profile, out.trace_files = trace.read(out.times[: out.traced], export_s)
+            record, out.trace_files = trace.read(out.times[: out.traced], export_s)
         except ProbeError as exc:
-            out.notes.append(f"TF profiler probe: {exc}")
+            out.notes.append(f"{_name(trace)} probe: {exc}")
+        else:
+            if isinstance(record, JaxProfile):
+                out.jax_profile = record
+            else:
+                out.tf_profile = record
     return out
 
 
@@ -133,7 +144,7 @@ def _timed_block(
     kwargs: dict[str, Any],
     n: int,
     clock: Clock,
-    trace: TfTrace | None,
+    trace: TfTrace | JaxTrace | None,
     out: Observation,
     after: Callable[[], None] | None,
 ) -> None:
@@ -148,18 +159,25 @@ def _timed_block(
         raise
 
 
-def _trace(out: Observation) -> TfTrace | None:
+def _trace(out: Observation) -> TfTrace | JaxTrace | None:
+    """The block's profiler: ``jax.profiler`` on Keras' JAX backend (TensorFlow's would see
+    none of its XLA ops, and is never started there), else TensorFlow's."""
+    jax = keras_backend() == "jax"
     try:
-        return TfTrace.create()
+        return JaxTrace.create() if jax else TfTrace.create()
     except ProbeError as exc:
-        out.notes.append(f"TF profiler probe: {exc}")
+        out.notes.append(f"{'JAX' if jax else 'TF'} profiler probe: {exc}")
         return None
 
 
-def _stop_trace(trace: TfTrace, clock: Clock, out: Observation) -> float | None:
+def _name(trace: TfTrace | JaxTrace) -> str:
+    return "JAX profiler" if isinstance(trace, JaxTrace) else "TF profiler"
+
+
+def _stop_trace(trace: TfTrace | JaxTrace, clock: Clock, out: Observation) -> float | None:
     try:
         return trace.stop(clock)
     except ProbeError as exc:
         trace.cleanup()
-        out.notes.append(f"TF profiler probe: {exc}")
+        out.notes.append(f"{_name(trace)} probe: {exc}")
         return None

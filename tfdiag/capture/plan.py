@@ -47,3 +47,9 @@ def tf_in_use() -> bool:
     ``tf.data`` (or ``clone_model``) is not a TensorFlow program, and TensorFlow's hooks stay
     off there."""
     return "tensorflow" in sys.modules and keras_backend() in (None, "tensorflow")
+
+
+def jax_in_use() -> bool:
+    """On Keras' JAX backend the traced block is on by default too, with ``jax.profiler``
+    (:mod:`tfdiag.capture.jax_profiler`)."""
+    return keras_backend() == "jax"

@@ -26,6 +26,7 @@ from tfdiag.capture.observe import READING, Observation, observe, traced_steps
 from tfdiag.capture.plan import (
     MIN_PROFILED,
     check_iterations,
+    jax_in_use,
     probe_flag,
     profiled_iterations,
     tf_in_use,
@@ -233,7 +234,7 @@ def _passes(
         run.profiled_pass()
         run.observe_pass(
             sampling=want_sampling is True,
-            tf_profiler=want_tf if want_tf is not None else tf_in_use(),
+            tf_profiler=want_tf if want_tf is not None else tf_in_use() or jax_in_use(),
         )
     except KeyboardInterrupt:
         ctrl_c.disarm()
@@ -380,15 +381,17 @@ class _Run:
             notes.append(f"{self.compiles.dropped} JAX compilation event(s) were not recorded")
         obs = self.observed
         probes = None
-        if obs.sampling is not None or obs.tf_profile is not None:
+        traced = obs.tf_profile is not None or obs.jax_profile is not None
+        if obs.sampling is not None or traced:
             probes = Probes(
-                sampling=obs.sampling, tf_profile=obs.tf_profile, trace_files=obs.trace_files
+                sampling=obs.sampling,
+                tf_profile=obs.tf_profile,
+                jax_profile=obs.jax_profile,
+                trace_files=obs.trace_files,
             )
         return build_report(
             call=self.call,
-            timing=steady_timing(
-                self.profiled, obs.times, obs.traced if obs.tf_profile is not None else 0
-            ),
+            timing=steady_timing(self.profiled, obs.times, obs.traced if traced else 0),
             profile=snapshot(self.profiler),
             cold=self.cold,
             rules=rules,

@@ -16,6 +16,7 @@ from typing import Any
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj, count, items, row, seconds, text
+from tfdiag.records.jax_profile import JaxProfile, jax_profile_from_json, jax_profile_to_json
 from tfdiag.records.numbers import median
 
 FrameKey = tuple[str, int, str]
@@ -170,6 +171,8 @@ class Probes:
 
     sampling: SamplingRecord | None = None
     tf_profile: TfProfile | None = None
+    #: On Keras' JAX backend, the block traced with ``jax.profiler`` (:mod:`.jax_profile`).
+    jax_profile: JaxProfile | None = None
     #: The TF profiler's logdir, ``relative path → bytes`` (not in JSON; see Report.save).
     trace_files: tuple[tuple[str, bytes], ...] = field(default=(), compare=False, repr=False)
 
@@ -183,6 +186,7 @@ def probes_to_json(probes: Probes | None) -> dict[str, Any] | None:
     return {
         "sampling": _sampling_to_json(probes.sampling),
         "tf_profile": _tf_to_json(probes.tf_profile),
+        "jax_profile": jax_profile_to_json(probes.jax_profile),
     }
 
 
@@ -247,7 +251,9 @@ def probes_from_json(doc: Any) -> Probes | None:
         raise InputError("not a valid report (probes is not an object)")
     d = Obj(doc, "probes")
     return Probes(
-        sampling=_sampling_from_json(d.obj("sampling")), tf_profile=_tf(d.obj("tf_profile"))
+        sampling=_sampling_from_json(d.obj("sampling")),
+        tf_profile=_tf(d.obj("tf_profile")),
+        jax_profile=jax_profile_from_json(d.obj("jax_profile")),
     )
 
 
