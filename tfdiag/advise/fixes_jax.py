@@ -116,6 +116,12 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "above, make it cheaper (mixed precision, a smaller model or input).",
     },
     "xla-compile-per-shape": {
+        "keras-step": "Keras compiles its jitted `{function}` once per batch shape (a new "
+        "trace and a new XLA executable), and {dimension} changes between calls: give every "
+        "step the same shapes. Use one `batch_size` for every call, pad each request up to "
+        "one of a few bucket sizes (`np.pad` to the next multiple of 64) and drop the padded "
+        "rows' outputs, batch with `drop_remainder=True` in your data loader (or pad the "
+        "last partial batch), and pad sequences to a few lengths (bucketing).",
         "other": "JAX compiles `{function}` once per input shape (a new trace and a new XLA "
         "executable), and {dimension} changes between calls: " + _SHAPES + ".",
     },

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from tfdiag.advise.evidence import pct
 from tfdiag.advise.finding import Context, Detection
+from tfdiag.records.catalog.jax import JIT_STEPS
 from tfdiag.records.jit import JitCompile
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.units import fmt_s
@@ -77,6 +78,28 @@ def rebuilt_function(ctx: Context) -> Detection | None:
     return replace(found[1], variant="function")
 
 
+def _dims(value: str) -> tuple[str, ...]:
+    inside = value.partition("[")[2].partition("]")[0]
+    return tuple(inside.split(",")) if inside else ()
+
+
+def _what_changes(shapes: list[str]) -> str:
+    """Which dimension of a Keras step's batch varies: its first (the batch size), or
+    another (a sequence length)."""
+    dims = [_dims(s) for s in shapes if s]
+    varying = {
+        k for d in dims for k in range(len(d)) if len(d) == len(dims[0]) and d[k] != dims[0][k]
+    }
+    if varying == {0}:
+        return (
+            "the batch size changes (requests of varying rows, a batch size that differs "
+            "between calls, or a last partial batch)"
+        )
+    if varying and 0 not in varying:
+        return f"dimension {min(varying)} changes (a varying sequence length)"
+    return "its shape changes between calls"
+
+
 #: Compilations per steady iteration from which a function recompiles on every call.
 _MIN_PER_ITERATION = 0.5
 
@@ -116,6 +139,14 @@ def _recompiles(ctx: Context) -> tuple[str, Detection] | None:
             f"{argument} is a static argument (`static_argnums`/`static_argnames`) whose "
             f"value changes: {_sample([c.now for c in why]) or 'a new one on each call'} — each "
             "new value compiles anew"
+        )
+    keras_step = name in JIT_STEPS and not (top.file and is_user_code(top.file))
+    if cause == "shape" and keras_step:
+        variant = "keras-step"
+        evidence.append(
+            f"Keras' jitted `{name}` got `{why[0].argument or 'data'}` of a new shape each time: "
+            f"{_sample([why[0].before] + [c.now for c in why])} — "
+            + _what_changes([why[0].before] + [c.now for c in why])
         )
     elif cause in ("shape", "dtype", "weak-type"):
         what = {"shape": "shape", "dtype": "dtype", "weak-type": "kind"}[cause]

@@ -8,12 +8,17 @@ to MLIR and the XLA compile (``…/jaxpr_to_mlir_module_duration``,
 ``…/backend_compile_duration``, named ``jit(name)``). With ``jax_explain_cache_misses`` on
 it also logs why a traced function missed its cache ("TRACING CACHE MISS …: different input
 types: * at x, now f32[3] and before f32[2]"); the probe turns that text into a cause, the
-argument and its values before and now. JAX is never imported here: when the program has
-not imported it, nothing is recorded. Nothing reaches the user's log handlers.
+argument and its values before and now. JAX explains only the user's own functions; for
+the others (Keras' ``predict_step``/``train_step``) the probe reads the shapes of the arrays
+that reached the function from the call JAX is tracing (``cache_miss(*args)`` in
+jax/_src/pjit.py) and compares them with its previous compilation's: a new batch size or
+sequence length is then the cause, as JAX would have said. JAX is never imported here: when
+the program has not imported it, nothing is recorded. Nothing reaches the user's log handlers.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import sys
@@ -39,6 +44,79 @@ _ARRAY = re.compile(r"^([a-z]+\d*)\[([^\]]*)\](\{weak_type=\w+\})?")
 _POSITION = re.compile(r"^\[0\]\[(\d+)\]$")
 _KEYWORD = re.compile(r"^\[1\]\[['\"](.+)['\"]\]$")
 _MAX_VALUE = 120
+#: The frames walked up from JAX's trace event to the call it traces, and the array leaves
+#: read from its arguments (Keras' state is a few per layer: a bound on a huge model).
+_MAX_FRAMES = 40
+_MAX_LEAVES = 4096
+_DTYPES = {
+    "float32": "f32",
+    "float64": "f64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "int32": "i32",
+    "int64": "i64",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "bool",
+}
+
+Signature = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def _leaves(value: Any, out: list[str]) -> None:
+    if len(out) >= _MAX_LEAVES:
+        return
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _leaves(v, out)
+    elif isinstance(value, dict):
+        for k in sorted(value, key=str):
+            _leaves(value[k], out)
+    elif hasattr(value, "shape") and hasattr(value, "dtype"):
+        dtype = str(value.dtype)
+        dims = ",".join(str(d) for d in tuple(value.shape))
+        out.append(f"{_DTYPES.get(dtype, dtype)}[{dims}]")
+
+
+def traced_arguments(frame: Any) -> Signature | None:
+    """The arrays of the call JAX is tracing, found up the stack from ``frame``: per
+    argument its name and its leaves' ``f32[5,4]``; None when no such call is found."""
+    for _ in range(_MAX_FRAMES):
+        if frame is None:
+            return None
+        code = frame.f_code
+        if code.co_name == "cache_miss" and code.co_filename.endswith("pjit.py"):
+            args = frame.f_locals.get("args")
+            if not isinstance(args, tuple):
+                return None
+            try:
+                params = list(inspect.signature(frame.f_locals.get("fun")).parameters)
+            except (TypeError, ValueError):
+                params = []
+            out = []
+            for i, a in enumerate(args):
+                leaves: list[str] = []
+                _leaves(a, leaves)
+                name = params[i] if i < len(params) else f"positional argument {i}"
+                out.append((name, tuple(leaves)))
+            return tuple(out)
+        frame = frame.f_back
+    return None
+
+
+def shape_change(now: Signature, before: Signature) -> dict[str, Any] | None:
+    """The first argument whose arrays changed shape or dtype between two compilations, as
+    the fields of an explanation (None: the same arrays)."""
+    for (name, leaves), (_, old) in zip(now, before, strict=False):
+        if leaves == old:
+            continue
+        for a, b in zip(leaves, old, strict=False):
+            if a != b:
+                same_dtype = a.split("[", 1)[0] == b.split("[", 1)[0]
+                cause = "shape" if same_dtype else "dtype"
+                return {"cause": cause, "argument": name, "now": _cut(a), "before": _cut(b)}
+        return {"cause": "structure", "argument": name, "now": "", "before": ""}
+    return None
 
 
 def _argument(path: str) -> str:
@@ -104,6 +182,10 @@ class CompileRecorder:
         self.call = 0
         self.dropped = 0
         self._pending: dict[str, dict[str, Any]] = {}
+        #: the arguments' arrays at each function's last compilation, and the events whose
+        #: cause was read from them (JAX's own explanation, when it comes, replaces it)
+        self._shapes: dict[str, Signature] = {}
+        self._guessed: set[int] = set()
 
     def on_duration(self, event: str, duration: float, **kwargs: Any) -> None:
         """JAX's duration listener: one stage of one compilation."""
@@ -118,6 +200,14 @@ class CompileRecorder:
                 self.dropped += 1
                 return
             why = self._pending.pop(name, {})
+            now = traced_arguments(sys._getframe(2))
+            if now is not None:
+                before = self._shapes.get(name)
+                self._shapes[name] = now
+                change = shape_change(now, before) if before is not None and not why else None
+                if change is not None:
+                    why = change
+                    self._guessed.add(len(self.events))
             self.events.append(JitCompile(call=self.call, function=name, trace_s=duration, **why))
             return
         if event not in (LOWER_EVENT, COMPILE_EVENT):
@@ -154,8 +244,9 @@ class CompileRecorder:
             e = self.events[k]
             if e.call != self.call:
                 break
-            if e.function == name and not e.cause:
+            if e.function == name and (not e.cause or k in self._guessed):
                 self.events[k] = replace(e, **why)
+                self._guessed.discard(k)
                 return
         self._pending[name] = why
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from tfdiag.records.catalog.rule import Category, Framework, Rule
 
+#: Keras' jitted steps on JAX (``jax.jit`` of these, named so in JAX's compile events).
+JIT_STEPS = ("train_step", "test_step", "predict_step")
+
 _TRAINER = "keras/src/backend/jax/trainer.py"
 IP = Category.INPUT_PIPELINE
 GB = Category.GRAPH_BUILDING
@@ -115,7 +118,7 @@ JAX_RULES: tuple[Rule, ...] = (
             "run_eagerly=True or jit_compile=False)",
             roles=frozenset({"eager-step"}),
         )
-        for step in ("train_step", "test_step", "predict_step")
+        for step in JIT_STEPS
     ),
     Rule(
         _TRAINER,
