@@ -56,3 +56,36 @@ def test_tf_profiler_false_leaves_jax_untraced(keras_jax: Any) -> None:
     x = np.random.rand(8, 24, 24, 3).astype("float32")
     report = tfdiag.profile(model.predict_on_batch, x, iterations=4, tf_profiler=False)
     assert report.probes is None or report.probes.jax_profile is None
+
+
+def test_a_keras_step_jax_does_not_explain_gets_its_cause_from_the_shapes(keras_jax: Any) -> None:
+    """Keras installed beneath the interpreter's stdlib path (a Docker python image, conda) is
+    library code to JAX, which then never explains its steps' misses: the probe's shapes do."""
+    import os
+
+    from jax._src import source_info_util as siu
+
+    model = keras_jax.Sequential([keras_jax.Input((4,)), keras_jax.layers.Dense(2)])
+    pool = np.random.rand(64, 4).astype("float32")
+    sizes = iter(range(3, 64))
+
+    def serve() -> Any:
+        return model.predict_on_batch(pool[: next(sizes)])
+
+    path = os.path.dirname(keras_jax.__file__)
+    siu.register_exclusion(path)
+    try:
+        report = tfdiag.profile(serve, iterations=4, tf_profiler=False)
+    finally:
+        siu._exclude_paths.remove(path)
+        siu._exclude_path_regex.cache_clear()
+        siu.is_user_filename.cache_clear()
+    steady = [c for c in report.jit_compiles if c.call > 0 and c.function == "predict_step"]
+    assert len(steady) >= 2, report.jit_compiles  # one per profiled call
+    assert all(c.cause == "shape" and c.argument == "data" for c in steady)
+    rows = [int(c.now[4:].split(",")[0]) for c in steady]
+    assert rows == list(range(rows[0], rows[0] + len(rows)))
+    assert all(c.before == f"f32[{n - 1},4]" for c, n in zip(steady, rows, strict=True))
+    lead = report.findings[0]
+    assert lead.id == "xla-compile-per-shape", [f.id for f in report.findings]
+    assert "drop_remainder=True" in lead.fix and "batch_size" in lead.fix
