@@ -447,8 +447,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
         "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
-        "input less than `max_input_wait`; on JAX (no TF profiler), Keras' jitted step and "
-        "Python's waits for its results cover ≥ `min_share` of steady state; it says "
+        "input less than `max_input_wait`; on JAX, the XLA ops in the JAX profiler's trace "
+        "(their union over threads) cover ≥ `min_share` of the wall time, the heaviest named "
+        "by the Keras layer of their jaxpr path (without a trace: Keras' jitted step and "
+        "Python's waits for its results ≥ `min_share` of steady state); it says "
         "Python-side changes won't help only when no steady-state finding is reported beside "
         "it. Inside the graph, named by its op scope "
         "(and the user's layer): ops that do none of the model's math (`HOST_OPS` in the "
@@ -556,7 +558,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         thresholds={"min_share": 0.2, "min_steps_share": 0.5},
         when="the TF profiler's trace holds XLA compilations (`*Compiler::RunBackend` events) "
         "in ≥ `min_steps_share` of the traced iterations and they take ≥ `min_share` of "
-        "those iterations' time",
+        "those iterations' time; on JAX, a jitted function compiled ≥ 0.5× per steady "
+        "iteration for a new input shape (JAX's cache-miss explanation, or for a Keras step "
+        "JAX does not explain the shapes of the arrays that reached it), ≥ `min_share` of "
+        "steady state",
     ),
     FindingSpec(
         "drift",
