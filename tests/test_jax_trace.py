@@ -188,3 +188,13 @@ def test_compute_bound_on_jax_reads_the_trace_and_names_the_layers() -> None:
 def test_compute_bound_on_jax_is_not_found_when_the_trace_shows_python() -> None:
     assert "compute-bound" not in [i for i, _, _ in _traced_predict(_profile(0.002))]
     assert "compute-bound" not in [i for i, _, _ in _traced_predict(None)]  # cProfile: no wait
+
+
+def test_per_call_set_up_on_jax_gives_the_split_from_the_trace() -> None:
+    found = {i: ev for i, _, ev in _traced_predict(_profile(0.002))}
+    assert "per-call-input-pipeline" in found, list(found)
+    assert (
+        "JAX profiler: XLA ran 20 % of the traced calls' wall time, Python and Keras around it 80 %"
+    ) in found["per-call-input-pipeline"]
+    untraced = {i: ev for i, _, ev in _traced_predict(None)}
+    assert not any("JAX profiler" in e for e in untraced["per-call-input-pipeline"])

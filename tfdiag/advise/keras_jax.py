@@ -132,6 +132,13 @@ def per_call_overhead(ctx: Context) -> Detection | None:
         )
     if steps is not None:
         evidence.append(f"{per_call:.3g} step(s) per `{call.method}` call")
+    trace = record.probes.jax_profile if record.probes is not None else None
+    if trace is not None and trace.wall_s > 0:
+        xla = min(trace.xla_busy_s / trace.wall_s, 1.0)
+        evidence.append(
+            f"JAX profiler: XLA ran {pct(xla)} of the traced calls' wall time, Python and "
+            f"Keras around it {pct(1 - xla)}"
+        )
     return Detection(impact, tuple(evidence), values={"method": call.method})
 
 
