@@ -49,7 +49,9 @@ def _hlo() -> bytes:
         f(1, "convolution.3") + f(2, "convolution") + meta("jit(step)/conv2d/conv_general_dilated")
     )
     pool = f(1, "reduce.2") + f(2, "reduce") + meta("jit(step)/pool/reduce_sum")
-    fused = f(1, "fused") + f(5, 7) + f(2, conv) + f(2, pool)
+    conv2 = f(1, "convolution.4") + f(2, "convolution")
+    conv2 += meta("jit(step)/conv2d_1/conv_general_dilated")
+    fused = f(1, "fused") + f(5, 7) + f(2, conv) + f(2, pool) + f(2, conv2)
     fusion = f(1, "ynn_fusion") + f(2, "fusion") + meta("jit(step)/pool/reduce_sum") + f(38, 7)
     dot = f(1, "dot.1") + f(2, "dot")
     entry = f(1, "main") + f(5, 1) + f(2, fusion) + f(2, dot)
@@ -109,7 +111,8 @@ def test_an_op_is_named_by_the_heaviest_instruction_it_fuses() -> None:
     fusion, dot = p.ops
     assert (fusion.name, fusion.category, fusion.occurrences) == ("ynn_fusion", "convolution", 2)
     assert fusion.op_name == "jit(step)/conv2d/conv_general_dilated"  # not the pooling root's
-    assert (dot.category, dot.op_name) == ("dot", "")
+    assert fusion.layers == ("conv2d", "conv2d_1")  # two layers fused into one op
+    assert (dot.category, dot.op_name, dot.layers) == ("dot", "", ())
     assert layer_of(fusion.op_name) == "conv2d"
     assert layer_of("jit(predict_step)/conv2d/jit(relu)/max") == "conv2d"
     assert layer_of("jit(train_step)/jvp(functional)/block/dense_2/dot_general") == "dense_2"
@@ -138,8 +141,9 @@ def _profile(busy_s: float, wall_s: float = 0.01) -> JaxProfile:
             busy_s * 1.5,
         ),
         XlaOp(
-            "fusion.2", "jit_predict_step", "fusion", "jit(predict_step)/dense/add", 2, busy_s * 0.5
+            "fusion.2", "jit_predict_step", "fusion", "jit(predict_step)/dense/add", 2, busy_s * 0.3
         ),
+        XlaOp("ynn.3", "jit_predict_step", "convolution", "", 2, busy_s * 0.2, ("c1", "c2", "c3")),
     )
     return JaxProfile(2, (wall_s, wall_s), (wall_s, wall_s), busy_s * 2, busy_s * 2, ops, 2)
 
@@ -182,7 +186,8 @@ def test_compute_bound_on_jax_reads_the_trace_and_names_the_layers() -> None:
         "Python around them (Keras, dispatch, waits) 10 %"
     )
     assert "`conv2d` convolution (ynn_fusion.1) 75 %" in evidence[1]
-    assert "`dense` fusion (fusion.2) 25 %" in evidence[1]
+    assert "`dense` fusion (fusion.2) 15 %" in evidence[1]
+    assert "`c1` … `c3` (3 layers) convolution (ynn.3) 10 %" in evidence[1]
 
 
 def test_compute_bound_on_jax_is_not_found_when_the_trace_shows_python() -> None:

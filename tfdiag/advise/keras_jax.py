@@ -17,7 +17,7 @@ from tfdiag.advise.finding import CallKind, Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.xspace import layer_of
 from tfdiag.records.catalog import Category
-from tfdiag.records.jax_profile import JaxProfile
+from tfdiag.records.jax_profile import JaxProfile, XlaOp
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 
@@ -56,12 +56,19 @@ def _traced_compute(ctx: Context, trace: JaxProfile) -> Detection | None:
     heavy = [o for o in trace.ops if trace.xla_op_s > 0 and o.self_s / trace.xla_op_s >= 0.05]
     if heavy:
         named = ", ".join(
-            f"`{layer_of(o.op_name) or o.name}` {o.category or 'op'} ({o.name}) "
-            f"{pct(o.self_s / trace.xla_op_s)}"
+            f"{_layers(o)} {o.category or 'op'} ({o.name}) {pct(o.self_s / trace.xla_op_s)}"
             for o in heavy[:3]
         )
         evidence.append(f"heaviest XLA ops (share of XLA op time): {named}")
     return Detection(share, tuple(evidence), values={"jit": "`jit_compile=True` (the default)"})
+
+
+def _layers(op: XlaOp) -> str:
+    """The Keras layer(s) an XLA op computes: ``conv2d``, or a fused chain
+    ``conv2d`` … ``conv2d_5`` (6 layers)."""
+    if len(op.layers) > 1:
+        return f"`{op.layers[0]}` … `{op.layers[-1]}` ({len(op.layers)} layers)"
+    return f"`{layer_of(op.op_name) or op.name}`"
 
 
 def compute_bound(ctx: Context) -> Detection | None:

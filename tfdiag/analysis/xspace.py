@@ -178,6 +178,16 @@ def _describe(mod: _Module | None, name: str) -> tuple[str, str]:
     return "fusion", path
 
 
+def _fused_layers(mod: _Module | None, name: str, category: str) -> tuple[str, ...]:
+    """The Keras layers of a fusion's instructions of its ``category`` (XNNPACK fuses a chain
+    of convolutions into one op), in order; empty for an op that is not a fusion."""
+    if mod is None or name not in mod.instrs or mod.instrs[name].opcode != "fusion":
+        return ()
+    inner = [i for c in mod.instrs[name].called for i in mod.computations.get(c, ())]
+    found = (layer_of(i.op_name) for i in inner if i.opcode == category and i.op_name)
+    return tuple(dict.fromkeys(x for x in found if x))
+
+
 @dataclass
 class _Plane:
     name: str = ""
@@ -346,7 +356,8 @@ def jax_profile_from_xspaces(
     for (module, name), (n, own) in table.items():
         mod = modules.get(where[(module, name)]) or modules.get(module)
         category, op_name = _describe(mod, name)
-        rows.append(XlaOp(name, module, category, op_name, n, own * 1e-12))
+        layers = _fused_layers(mod, name, category)
+        rows.append(XlaOp(name, module, category, op_name, n, own * 1e-12, layers))
     rows.sort(key=lambda o: -o.self_s)
     jit: dict[str, list[float]] = {}
     for e in calls:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tfdiag.records.fields import Obj, count, row, seconds, text
+from tfdiag.records.fields import Obj, count, items, row, seconds, text
 from tfdiag.records.numbers import median
 
 
@@ -24,7 +24,8 @@ class XlaOp:
 
     ``category`` is what it computes (``convolution``, ``dot``, ``fusion``, ``copy`` …: a
     fusion is named after the heaviest kind of instruction it fuses); ``op_name`` the jaxpr
-    path in its HLO metadata (empty when XLA kept none)."""
+    path in its HLO metadata (empty when XLA kept none); ``layers`` the Keras layers of a
+    fusion's instructions of that kind (several: a chain of layers fused into one op)."""
 
     name: str
     module: str
@@ -32,6 +33,7 @@ class XlaOp:
     op_name: str
     occurrences: int
     self_s: float
+    layers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,10 @@ def jax_profile_to_json(p: JaxProfile | None) -> dict[str, Any] | None:
         "step_s": list(p.step_s),
         "xla_busy_s": p.xla_busy_s,
         "xla_op_s": p.xla_op_s,
-        "ops": [[o.name, o.module, o.category, o.op_name, o.occurrences, o.self_s] for o in p.ops],
+        "ops": [
+            [o.name, o.module, o.category, o.op_name, o.occurrences, o.self_s, list(o.layers)]
+            for o in p.ops
+        ],
         "op_count": p.op_count,
         "jit_calls": [list(c) for c in p.jit_calls],
         "export_s": p.export_s,
@@ -94,7 +99,7 @@ def jax_profile_from_json(d: Obj | None) -> JaxProfile | None:
     ops = []
     for op in d.items("ops"):
         w = f"{d.at('ops')}[]"
-        name, module, cat, op_name, n, own = row(op, w, range(6, 7))
+        name, module, cat, op_name, n, own, *rest = row(op, w, range(6, 8))
         ops.append(
             XlaOp(
                 text(name, w),
@@ -103,6 +108,7 @@ def jax_profile_from_json(d: Obj | None) -> JaxProfile | None:
                 text(op_name, w),
                 count(n, w),
                 seconds(own, w),
+                tuple(text(x, w) for x in items(rest[0], w)) if rest else (),
             )
         )
     calls = []
