@@ -112,7 +112,8 @@ class TracedBlock:
 class BatchProbes:
     """The probes over one ``fit``: ``start()`` when it starts; ``pause()``/``resume()``
     around the cProfile range; ``begin()``/``end(seconds)`` around each batch after it (the
-    first :data:`MAX_TRACED_STEPS` are TF-profiled); ``finish()`` at the end, always, which stops whatever still runs."""
+    first :data:`MAX_TRACED_STEPS` are TF-profiled); ``finish()`` at the end, always, which
+    stops whatever still runs."""
 
     def __init__(self, *, tf_profiler: bool | None, clock: Clock = time.perf_counter) -> None:
         self.want_tf = "tensorflow" in sys.modules if tf_profiler is None else tf_profiler

@@ -67,13 +67,15 @@ def new_profiler(clock: Clock = time.perf_counter) -> cProfile.Profile:
 
 class CaptureSession:
     """cProfile (``profiler``, enabled by the driver around each call) and one of each
-    probe of ``probes`` (default :data:`PROBES`)."""
+    probe of ``probes`` (None: :data:`PROBES`, read when the session is made)."""
 
     def __init__(
-        self, clock: Clock = time.perf_counter, probes: Sequence[Callable[[], Probe]] = PROBES
+        self,
+        clock: Clock = time.perf_counter,
+        probes: Sequence[Callable[[], Probe]] | None = None,
     ) -> None:
         self.profiler = new_profiler(clock)
-        self.probes: tuple[Probe, ...] = tuple(make() for make in probes)
+        self.probes: tuple[Probe, ...] = tuple(make() for make in (probes or PROBES))
         self._stack: ExitStack | None = None
 
     def snapshot(self) -> ProfileStats:
