@@ -124,15 +124,25 @@ def test_probes_attach_by_backend_and_report_by_field(monkeypatch: pytest.Monkey
     assert s.notes() == ["fake dropped"]
 
 
-def test_a_probe_that_fails_to_attach_leaves_none_attached() -> None:
+def test_a_probe_that_fails_to_attach_is_left_off_and_the_others_attach() -> None:
     class Broken(FakeProbe):
         def attach(self) -> Any:
             raise RuntimeError("hook moved")
 
-    s = CaptureSession(probes=(FakeProbe, Broken))
-    with pytest.raises(RuntimeError, match="hook moved"):
+    class Interrupting(FakeProbe):
+        def attach(self) -> Any:
+            raise KeyboardInterrupt
+
+    s = CaptureSession(probes=(Broken, FakeProbe))
+    broken, fine = s.probes
+    assert isinstance(fine, FakeProbe)
+    assert s.attach() is False and fine.on
+    s.detach()
+    assert not fine.on
+    s = CaptureSession(probes=(FakeProbe, Interrupting))
+    with pytest.raises(KeyboardInterrupt):
         s.attach()
-    assert not any(p.on for p in s.probes if isinstance(p, FakeProbe))
+    assert not any(p.on for p in s.probes if isinstance(p, FakeProbe))  # none left on
 
 
 def test_the_lock_says_why_it_cannot_be_taken() -> None:

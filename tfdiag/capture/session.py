@@ -85,7 +85,8 @@ class CaptureSession:
     def attach(self) -> bool:
         """Attach every probe that applies on the backend now; whether every probe of the
         session is on (False: one may come on later, as when the call imports TensorFlow
-        or JAX, or Keras picks its backend, during the cold call)."""
+        or JAX, or Keras picks its backend, during the cold call). A probe that fails to
+        attach is left off: a record, never a reason for the user's call to fail."""
         self.detach()
         stack = ExitStack()
         backend = keras_backend()
@@ -93,8 +94,11 @@ class CaptureSession:
         try:
             for probe in self.probes:
                 if probe.applies(backend):
-                    on += bool(stack.enter_context(probe.attach()))
-        except BaseException:
+                    try:
+                        on += bool(stack.enter_context(probe.attach()))
+                    except Exception:  # noqa: BLE001 - its framework's internals moved
+                        continue
+        except BaseException:  # Ctrl-C while attaching: none stays attached
             stack.close()
             raise
         self._stack = stack
