@@ -12,7 +12,7 @@ import pytest
 
 import tfdiag
 from tfdiag.analysis.timeline import analyze_timeline
-from tfdiag.capture.runner import _LOCK
+from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.keras import ProfileCallback
 from tfdiag.records.errors import InputError
 from tfdiag.results.report import Report
@@ -104,8 +104,8 @@ def test_a_raising_step_detaches_the_profiler_and_keeps_a_partial_report() -> No
         drive(cb, model, 20)
     assert sys.getprofile() is None
     assert model.train_function == model._step
-    assert _LOCK.acquire(blocking=False)  # released: the next profile can run
-    _LOCK.release()
+    assert PROFILER_LOCK.try_acquire() is None  # released: the next profile can run
+    PROFILER_LOCK.release()
     report = cb.report
     assert report is not None and report.partial
     assert report.timing.profiled_calls == 3  # batches 3, 4, 5 completed
@@ -130,12 +130,12 @@ def test_fit_ending_before_the_range_warns_and_gives_no_report() -> None:
 
 def test_a_running_profile_makes_the_callback_step_aside() -> None:
     cb = ProfileCallback(batches=(2, 4), tf_profiler=False)
-    assert _LOCK.acquire(blocking=False)
+    assert PROFILER_LOCK.try_acquire() is None
     try:
         with pytest.warns(RuntimeWarning, match="already running in this process"):
             drive(cb, FakeModel(), 6)
     finally:
-        _LOCK.release()
+        PROFILER_LOCK.release()
     assert cb.report is None
 
 

@@ -1,24 +1,22 @@
 """The light probes over calls that someone else drives — the batches of a ``fit`` (the
 Keras callback), the calls a script makes (``tfdiag run``): the TF profiler over a block
-of them after the cProfile range, the Python-callback hook over the ones that run without
-cProfile, and the trace recorder over the profiled ones."""
+of them after the cProfile range and the Python-callback hook over the ones that run
+without cProfile (the profiled ones are the capture session's, :mod:`tfdiag.capture.session`)."""
 
 from __future__ import annotations
 
 import sys
 import time
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 from tfdiag.capture.observe import MAX_TRACED_STEPS
 from tfdiag.capture.pycalls import CallbackRecorder, install
 from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
-from tfdiag.capture.traces import TraceRecorder, recording
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.probes import TfProfile
-from tfdiag.records.traces import TraceEvent
 
 
 class BatchRecords(NamedTuple):
@@ -112,18 +110,16 @@ class TracedBlock:
 
 
 class BatchProbes:
-    """The probes over one ``fit``: ``start()`` when it starts; ``batch(i)`` as each batch
-    starts; ``pause()``/``resume()`` around the cProfile range; ``begin()``/``end(seconds)``
-    around each batch after it (the first :data:`MAX_TRACED_STEPS` are TF-profiled);
-    ``finish()`` at the end, always, which stops whatever still runs."""
+    """The probes over one ``fit``: ``start()`` when it starts; ``pause()``/``resume()``
+    around the cProfile range; ``begin()``/``end(seconds)`` around each batch after it (the
+    first :data:`MAX_TRACED_STEPS` are TF-profiled); ``finish()`` at the end, always, which
+    stops whatever still runs."""
 
     def __init__(self, *, tf_profiler: bool | None, clock: Clock = time.perf_counter) -> None:
         self.want_tf = "tensorflow" in sys.modules if tf_profiler is None else tf_profiler
         self.callbacks = CallbackRecorder(clock)
-        self.traces = TraceRecorder()
         self.block = TracedBlock(clock=clock)
         self.block.done = not self.want_tf
-        self._stack = ExitStack()
         self._restore: Any = None
 
     @property
@@ -132,11 +128,6 @@ class BatchProbes:
 
     def start(self) -> None:
         self._restore = install(self.callbacks)
-        self._stack.enter_context(recording(self.traces))
-
-    def batch(self, i: int) -> None:
-        """Batch ``i`` of the profiled range starts (0: the cold one; negative: before)."""
-        self.traces.call = i
 
     def pause(self) -> None:
         self.callbacks.active = False
@@ -151,13 +142,8 @@ class BatchProbes:
     def end(self, seconds: float) -> None:
         self.block.end(seconds)
 
-    def traced_in(self, profiled: int) -> tuple[TraceEvent, ...]:
-        """The graph traces of the ``profiled`` batches of the cProfile range."""
-        return tuple(e for e in self.traces.events if 0 <= e.call < profiled)
-
     def finish(self, *, failed: bool) -> BatchRecords:
         """Stop everything; the TF profiler's record when it traced a whole batch."""
-        self._stack.close()
         if self._restore is not None:
             self._restore()
             self._restore = None

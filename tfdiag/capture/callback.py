@@ -7,11 +7,9 @@ this module never imports TensorFlow or Keras.
 
 from __future__ import annotations
 
-import cProfile
 import time
 import warnings
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,12 +19,10 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
-from tfdiag.capture.jit import CompileRecorder
-from tfdiag.capture.jit import recording as jit_recording
+from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.plan import MAX_ITERATIONS
-from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
-from tfdiag.capture.snapshot import snapshot
+from tfdiag.capture.session import CaptureSession
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock
@@ -139,7 +135,9 @@ class ProfileCallback:
     def _reset(self) -> None:
         self._count = 0
         self._t0 = 0.0
-        self._profiler: cProfile.Profile | None = None
+        #: cProfile and the probes of the profiled batches; ``_profiling`` while attached.
+        self._session: CaptureSession | None = None
+        self._profiling = False
         self._cold: ProfileStats | None = None
         self._stats: ProfileStats | None = None
         self._profiled_s: list[float] = []
@@ -160,9 +158,6 @@ class ProfileCallback:
         self._plain = False
         self._tf_note: str | None = None
         self._load: LoadProbe | None = None
-        # JAX's compilations during the profiled batches (Keras on JAX), as profile() has them
-        self._jit: CompileRecorder | None = None
-        self._jit_block: AbstractContextManager[bool] | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -193,25 +188,25 @@ class ProfileCallback:
         self._count += 1
         first, last = self.batches
         probes = self._probes
-        if probes is not None:
-            probes.batch(self._count - first)
-        if self._jit is not None and self._jit_block is not None:
-            self._jit.call = self._count - first  # the profiled batches' index, as profile()'s
+        session = self._session
+        if self._profiling and session is not None:
+            session.set_call(self._count - first)  # the profiled batches' index, as profile()'s
         if self._count == first:
-            reason = None if self._lock_held else busy_reason()
+            reason = None if self._lock_held else PROFILER_LOCK.try_acquire()
             if reason is None:
                 if probes is not None:
                     probes.pause()
-                self._jit_start()
-                self._profiler = new_profiler(self.clock)
+                self._session = session = CaptureSession(self.clock)
+                self._profiling = True
+                session.attach()  # batch ``first`` is call 0, the cold one
                 self._t0 = self.clock()
-                self._profiler.enable()
+                session.profiler.enable()
                 return
             self._failed = reason
-        elif self._count == first + 1 and self._profiler is not None:
-            self._profiler.disable()
-            self._cold = snapshot(self._profiler)
-            self._profiler.enable()
+        elif self._count == first + 1 and self._profiling and session is not None:
+            session.profiler.disable()
+            self._cold = session.snapshot()
+            session.profiler.enable()
         elif self._count > last and probes is not None:
             self._tracing = probes.begin()
             if self._tracing:  # the hook counts the timeline's batches, as profile()'s does
@@ -222,7 +217,7 @@ class ProfileCallback:
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
         elapsed = self.clock() - self._t0
-        if self._profiler is not None:
+        if self._profiling:
             self._profiled_s.append(elapsed)
             if self._count == self.batches[1]:
                 self._detach()
@@ -250,7 +245,7 @@ class ProfileCallback:
         ``fit`` does this itself when it ends or its step raises; call ``close()``
         after a ``fit`` that another callback aborted inside the profiled batches.
         """
-        if self._profiler is not None or self._train_function is not None or self._probes:
+        if self._profiling or self._train_function is not None or self._probes:
             self._finish()
         return self.report
 
@@ -318,27 +313,16 @@ class ProfileCallback:
         train_function.__tfdiag_step__ = fn  # type: ignore[attr-defined]
         return train_function
 
-    def _jit_start(self) -> None:
-        """JAX's compile probe over the profiled batches (batch ``first`` is call 0, the
-        cold one; the rest call 1), where the program has imported JAX."""
-        recorder = CompileRecorder()
-        block = jit_recording(recorder)
-        if block.__enter__():
-            self._jit, self._jit_block = recorder, block
-        else:
-            block.__exit__(None, None, None)
-
     def _detach(self) -> None:
-        if self._jit_block is not None:
-            block, self._jit_block = self._jit_block, None
-            block.__exit__(None, None, None)
-        if self._profiler is None:
+        session = self._session
+        if not self._profiling or session is None:
             return
-        self._profiler.disable()
-        self._stats = snapshot(self._profiler)
-        self._profiler = None
+        self._profiling = False
+        session.profiler.disable()
+        session.detach()
+        self._stats = session.snapshot()
         if not self._lock_held:
-            _LOCK.release()
+            PROFILER_LOCK.release()
         if self._probes is not None:
             self._probes.resume()
 
@@ -410,6 +394,9 @@ class ProfileCallback:
             )
         if probes is not None:
             notes += probes.notes
+        session = self._session
+        if session is not None:
+            notes += session.notes()
         if self._tf_note:
             notes.append(self._tf_note)
         kwargs = [("batches", f"{first}–{last}")]
@@ -437,10 +424,8 @@ class ProfileCallback:
                 if found.tf_profile is not None
                 else None
             ),
-            traces=probes.traced_in(len(profiled)) if probes is not None else (),
             py_callbacks=found.py_callbacks,
             machine=self._load.record() if self._load is not None else None,
-            jit_compiles=tuple(self._jit.events) if self._jit is not None else (),
             distribution=(
                 None
                 if self._dist is None
@@ -448,6 +433,7 @@ class ProfileCallback:
                     self._dist, cycle_s=tuple(self._cycle_s), step_fn_s=tuple(self._step_fn_s)
                 )
             ),
+            **(session.records(len(profiled)) if session is not None else {}),
         )
 
 

@@ -23,7 +23,7 @@ import logging
 import re
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -175,7 +175,10 @@ def explain(message: str) -> dict[str, Any] | None:
 
 
 class CompileRecorder:
-    """Collects :class:`JitCompile` s; ``call`` is set by the pass before each call."""
+    """Collects :class:`JitCompile` s; ``call`` is set by the pass before each call. A
+    :class:`~tfdiag.capture.session.Probe`: its record is the report's ``jit_compiles``."""
+
+    field = "jit_compiles"
 
     def __init__(self) -> None:
         self.events: list[JitCompile] = []
@@ -186,6 +189,26 @@ class CompileRecorder:
         #: cause was read from them (JAX's own explanation, when it comes, replaces it)
         self._shapes: dict[str, Signature] = {}
         self._guessed: set[int] = set()
+
+    @staticmethod
+    def applies(backend: str | None) -> bool:
+        """On any backend: it attaches only where the program has imported JAX."""
+        return True
+
+    def attach(self) -> AbstractContextManager[bool]:
+        return recording(self)
+
+    def set_call(self, i: int) -> None:
+        self.call = i
+
+    def record(self, calls: int | None = None) -> tuple[JitCompile, ...]:
+        """The compilations of calls ``0`` to ``calls - 1`` (None: all)."""
+        return tuple(e for e in self.events if calls is None or 0 <= e.call < calls)
+
+    def dropped_note(self) -> str | None:
+        if not self.dropped:
+            return None
+        return f"{self.dropped} JAX compilation event(s) were not recorded"
 
     def on_duration(self, event: str, duration: float, **kwargs: Any) -> None:
         """JAX's duration listener: one stage of one compilation."""

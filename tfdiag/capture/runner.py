@@ -7,21 +7,16 @@ per-function and per-iteration times.
 
 from __future__ import annotations
 
-import cProfile
 import inspect
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.ctrl_c import CtrlC
-from tfdiag.capture.environment import describe_call, keras_backend
-from tfdiag.capture.jit import CompileRecorder
-from tfdiag.capture.jit import recording as jit_recording
+from tfdiag.capture.environment import describe_call
+from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.observe import READING, Observation, observe, traced_steps
 from tfdiag.capture.plan import (
     MIN_PROFILED,
@@ -31,8 +26,7 @@ from tfdiag.capture.plan import (
     profiled_iterations,
     tf_in_use,
 )
-from tfdiag.capture.snapshot import snapshot
-from tfdiag.capture.traces import TraceRecorder, recording
+from tfdiag.capture.session import CaptureSession
 from tfdiag.measure.verify import DEFAULT_BUDGET_S, VerifySettings, check_budget, verify_report
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
@@ -41,8 +35,6 @@ from tfdiag.records.errors import InputError, ProfilerBusyError
 from tfdiag.records.probes import Probes
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
-
-_LOCK = threading.Lock()
 
 
 class Interrupted(KeyboardInterrupt):
@@ -55,28 +47,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, message: str, report: Report | None = None) -> None:
         super().__init__(message)
         self.report = report
-
-
-def new_profiler(clock: Clock = time.perf_counter) -> cProfile.Profile:
-    """cProfile on ``clock``: its own C timer for the default, the given clock otherwise."""
-    return cProfile.Profile() if clock is time.perf_counter else cProfile.Profile(clock)
-
-
-def busy_reason() -> str | None:
-    """Why profiling cannot start now, or None: then the caller holds ``_LOCK``.
-
-    One tfdiag profiler at a time per process, and never over a profiler someone else
-    attached (``python -m cProfile``, an IDE): enabling cProfile would silently replace it.
-    """
-    if not _LOCK.acquire(blocking=False):
-        return "tfdiag.profile() is already running in this process"
-    if sys.getprofile() is not None:
-        _LOCK.release()
-        return (
-            "another profiler is attached (sys.getprofile() is set, e.g. by python -m cProfile "
-            "or an IDE); tfdiag would replace it, so it does not start"
-        )
-    return None
 
 
 def profile(
@@ -238,7 +208,7 @@ def profile_call(
     want_tf = probe_flag(tf_profiler, "tf_profiler")
     # _Run describes the call: user code (a __repr__) may raise
     run = _Run(fn, args, kwargs, n, clock, on_step)
-    reason = busy_reason()
+    reason = PROFILER_LOCK.try_acquire()
     if reason is not None:
         raise ProfilerBusyError(reason)
     if ctrl_c is not None:
@@ -268,7 +238,7 @@ def _passes(
         )
     except KeyboardInterrupt:
         ctrl_c.disarm()
-        _LOCK.release()
+        PROFILER_LOCK.release()
         if run.cold is None:
             raise Interrupted("interrupted during the first call: nothing to report") from None
         report = run.report(rules, finding_rules, partial=True)
@@ -277,10 +247,10 @@ def _passes(
             report,
         ) from None
     except BaseException:
-        _LOCK.release()
+        PROFILER_LOCK.release()
         raise
     ctrl_c.disarm()
-    _LOCK.release()
+    PROFILER_LOCK.release()
     report = run.report(rules, finding_rules, partial=False)
     if ctrl_c.noted:
         raise Interrupted("interrupted as the run finished: the report is complete", report)
@@ -303,52 +273,46 @@ class _Run:
         self.p = profiled_iterations(n)
         self.on_step, self.steps, self.done = on_step, 1 + self.p + n, 0
         self.call = describe_call(fn, args, kwargs)
-        self.profiler = new_profiler(clock)
+        self.session = CaptureSession(clock)
         self.profiled: list[float] = []
         self.cold: ProfileStats | None = None
-        self.traces = TraceRecorder()
-        self.compiles = CompileRecorder()
         self.observed = Observation()
 
     def profiled_pass(self) -> None:
         """The cold call and P iterations under cProfile, snapshotted after the cold call;
-        graph traces are recorded while they run."""
-        profiler = self.profiler
+        the session's probes (graph traces, JAX compilations) record while they run."""
+        session = self.session
+        profiler = session.profiler
         try:  # Python 3.12+ says so here when another profiling tool holds sys.monitoring
             profiler.enable()
         except ValueError as exc:
             raise ProfilerBusyError(f"another profiler is attached ({exc})") from None
         profiler.disable()
         try:
-            with self._tf_traces() as on, jit_recording(self.compiles) as jit_on:
+            with session.attached() as complete:
                 self._profiled_call(0)
-                if on and jit_on:
+                if complete:
                     self._profiled_calls()
-            if not (on and jit_on):  # TF or JAX came in during the cold call: from now on
-                with self._tf_traces(), jit_recording(self.compiles):
+            if not complete:  # TF or JAX came in during the cold call: from now on
+                with session.attached():
                     self._profiled_calls()
         finally:
             profiler.disable()
-
-    def _tf_traces(self) -> AbstractContextManager[bool]:
-        """TensorFlow's trace recorder, never on a Keras backend other than TensorFlow."""
-        if keras_backend() not in (None, "tensorflow"):
-            return nullcontext(False)
-        return recording(self.traces)
 
     def _profiled_calls(self) -> None:
         for i in range(1, self.p + 1):
             self._profiled_call(i)
 
     def _profiled_call(self, i: int) -> None:
-        self.traces.call = self.compiles.call = i
+        self.session.set_call(i)
+        profiler = self.session.profiler
         t0 = self.clock()
-        self.profiler.enable()
+        profiler.enable()
         self.fn(*self.args, **self.kwargs)
-        self.profiler.disable()
+        profiler.disable()
         self.profiled.append(self.clock() - t0)
         if i == 0:
-            self.cold = snapshot(self.profiler)
+            self.cold = self.session.snapshot()
         if self.on_step is not None:
             self.tick(f"profiled {i}/{self.p}" if i else "cold call")
 
@@ -405,10 +369,7 @@ class _Run:
                 "apart below 3; use iterations=20",
             )
         notes.extend(self.observed.notes)
-        if self.traces.dropped:
-            notes.append(f"{self.traces.dropped} graph trace(s) were not recorded")
-        if self.compiles.dropped:
-            notes.append(f"{self.compiles.dropped} JAX compilation event(s) were not recorded")
+        notes.extend(self.session.notes())
         obs = self.observed
         probes = None
         traced = obs.tf_profile is not None or obs.jax_profile is not None
@@ -422,7 +383,7 @@ class _Run:
         return build_report(
             call=self.call,
             timing=steady_timing(self.profiled, obs.times, obs.traced if traced else 0),
-            profile=snapshot(self.profiler),
+            profile=self.session.snapshot(),
             cold=self.cold,
             rules=rules,
             finding_rules=finding_rules,
@@ -430,8 +391,7 @@ class _Run:
             source="profile",
             partial=partial,
             probes=probes,
-            traces=tuple(self.traces.events),
-            jit_compiles=tuple(self.compiles.events),
             py_callbacks=obs.py_callbacks,
             machine=obs.machine,
+            **self.session.records(),
         )

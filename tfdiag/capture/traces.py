@@ -17,7 +17,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from tfdiag.records.traces import MAX_TRACES, TraceEvent
@@ -50,12 +50,33 @@ def _describe(tracing_options: Any, function_type: Any, call: int) -> TraceEvent
 
 
 class TraceRecorder:
-    """Collects :class:`TraceEvent` s; ``call`` is set by the pass before each call."""
+    """Collects :class:`TraceEvent` s; ``call`` is set by the pass before each call. A
+    :class:`~tfdiag.capture.session.Probe`: its record is the report's ``traces``."""
+
+    field = "traces"
 
     def __init__(self) -> None:
         self.events: list[TraceEvent] = []
         self.call = 0
         self.dropped = 0
+
+    @staticmethod
+    def applies(backend: str | None) -> bool:
+        """TensorFlow's tracer: never on a Keras 3 backend other than TensorFlow."""
+        return backend in (None, "tensorflow")
+
+    def attach(self) -> AbstractContextManager[bool]:
+        return recording(self)
+
+    def set_call(self, i: int) -> None:
+        self.call = i
+
+    def record(self, calls: int | None = None) -> tuple[TraceEvent, ...]:
+        """The traces of calls ``0`` to ``calls - 1`` (None: all)."""
+        return tuple(e for e in self.events if calls is None or 0 <= e.call < calls)
+
+    def dropped_note(self) -> str | None:
+        return f"{self.dropped} graph trace(s) were not recorded" if self.dropped else None
 
     def note(self, tracing_options: Any, function_type: Any) -> int | None:
         """Record one trace; its index in :attr:`events` (None when not recorded)."""

@@ -11,13 +11,13 @@ report the user would get by adding the callback by hand.
 
 from __future__ import annotations
 
-import cProfile
 import inspect
 import time
 from dataclasses import replace
 from typing import Any
 
 from tfdiag.capture.callback import ProfileCallback
+from tfdiag.capture.session import CaptureSession
 from tfdiag.records.clock import Clock
 from tfdiag.records.report import CallInfo
 
@@ -58,15 +58,15 @@ def injectable(original: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
 
 class SiteCallback(ProfileCallback):
     """:class:`ProfileCallback` for a call ``tfdiag run`` recorded: the batch range is
-    chosen when ``fit`` says how many batches it runs, the recorder's cProfile of the call
-    is stopped when training starts (``took_over``), and the report describes the call as
-    the recorder saw it (its arguments, the facts read off them)."""
+    chosen when ``fit`` says how many batches it runs, the recorder's session (cProfile and
+    probes) of the call is stopped when training starts (``took_over``), and the report
+    describes the call as the recorder saw it (its arguments, the facts read off them)."""
 
     def __init__(
         self,
         *,
         iterations: int,
-        outer: cProfile.Profile,
+        outer: CaptureSession,
         call: CallInfo,
         where: str,
         tf_profiler: bool,
@@ -93,7 +93,8 @@ class SiteCallback(ProfileCallback):
     def on_train_begin(self, logs: Any = None) -> None:
         if self._skip or self.took_over:
             return
-        self._outer.disable()
+        self._outer.profiler.disable()  # the recorder's profile of the call stops here
+        self._outer.detach()
         self.took_over = True
         super().on_train_begin(logs)
 

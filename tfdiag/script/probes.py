@@ -1,8 +1,9 @@
 """The light probes of ``tfdiag run``: one hook of each kind for the whole script, each
 routed to the call site whose call is running.
 
-A site's profiled calls record the graphs they trace; its unprofiled calls record the
-Python TensorFlow calls back (``py_function``, a generator); and once its cProfile calls
+A site's profiled calls are its capture session's (:mod:`tfdiag.capture.session`: the
+graphs they trace, JAX's compilations); its unprofiled calls record the Python TensorFlow
+calls back (``py_function``, a generator); and once its cProfile calls
 are done, the next few run under the TF profiler, one site at a time, for up to
 :data:`MAX_TRACED_SITES` sites — what separates waiting for input from compute.
 """
@@ -18,7 +19,6 @@ from tfdiag.capture.batch_probes import TracedBlock
 from tfdiag.capture.observe import traced_steps
 from tfdiag.capture.pycalls import CallbackRecorder, install
 from tfdiag.capture.tfprofiler import TraceFiles
-from tfdiag.capture.traces import TraceRecorder, recording
 from tfdiag.records.clock import Clock
 from tfdiag.records.probes import TfProfile
 from tfdiag.records.script import MAX_COSTLY_SITES
@@ -32,7 +32,6 @@ class SiteProbes:
 
     def __init__(self, clock: Clock) -> None:
         self.calls = 0
-        self.traces = TraceRecorder()
         self.callbacks = CallbackRecorder(clock)
         self.block: TracedBlock | None = None
 
@@ -56,19 +55,6 @@ class _CallbackRouter:
         return site.callbacks.seen if site is not None else self._nowhere
 
 
-class _TraceRouter(TraceRecorder):
-    """The trace recorder's sink: the running site's recorder, or nowhere."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.site: SiteProbes | None = None
-
-    def note(self, tracing_options: Any, function_type: Any) -> None:
-        site = self.site
-        if site is not None:
-            site.traces.note(tracing_options, function_type)
-
-
 class ScriptProbes:
     """Installed for the whole script (``start``/``stop``, always paired)."""
 
@@ -77,7 +63,6 @@ class ScriptProbes:
         self.tf_profiler = tf_profiler
         self.steps = traced_steps(iterations)
         self._callbacks = _CallbackRouter(clock)
-        self._traces = _TraceRouter()
         self._stack = ExitStack()
         self._block_owner: SiteProbes | None = None
         self._blocks = 0
@@ -89,7 +74,6 @@ class ScriptProbes:
         restore = install(self._callbacks)
         if restore is not None:
             self._stack.callback(restore)
-        self._stack.enter_context(recording(self._traces))
 
     def stop(self) -> None:
         """Remove the hooks; a TF profiler session still open writes what it traced."""
@@ -108,11 +92,6 @@ class ScriptProbes:
                 self._block_owner = None
 
     # -- around one call -------------------------------------------------------------
-
-    def profiled(self, site: SiteProbes, i: int) -> None:
-        """Site's profiled call ``i`` (0: its first) starts: its traces are recorded."""
-        site.traces.call = i
-        self._traces.site = site
 
     def plain(self, site: SiteProbes) -> bool:
         """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
@@ -134,8 +113,7 @@ class ScriptProbes:
         return False
 
     def ended(self, site: SiteProbes, seconds: float, traced: bool) -> None:
-        """The call started by :meth:`profiled` or :meth:`plain` ended."""
-        self._traces.site = None
+        """A call ended (:meth:`plain`'s, or a profiled one)."""
         self._callbacks.site = None
         if traced and site.block is not None:
             site.block.end(seconds)

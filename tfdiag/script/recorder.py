@@ -9,7 +9,6 @@ cProfile, so a costly site gets the same analysis as ``tfdiag.profile``.
 
 from __future__ import annotations
 
-import cProfile
 import dataclasses
 import functools
 import linecache
@@ -26,8 +25,8 @@ from typing import Any
 
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import current_environment, describe_call, flavour_of
-from tfdiag.capture.runner import _LOCK, busy_reason, new_profiler
-from tfdiag.capture.snapshot import snapshot
+from tfdiag.capture.lock import PROFILER_LOCK
+from tfdiag.capture.session import CaptureSession
 from tfdiag.records.clock import Clock, now_iso
 from tfdiag.records.paths import PACKAGE_DIRS
 from tfdiag.records.probes import Probes
@@ -83,7 +82,8 @@ class _Site:
     errors: int = 0
     profiled_s: list[float] = field(default_factory=list)
     timed_s: list[float] = field(default_factory=list)
-    profiler: cProfile.Profile | None = None
+    #: cProfile and the probes of the site's profiled calls (from its first).
+    session: CaptureSession | None = None
     cold: ProfileStats | None = None
     stats: ProfileStats | None = None
     probes: SiteProbes | None = None
@@ -194,33 +194,42 @@ class Recorder:
             site = self._site(sys._getframe(2), method, model, args, kwargs, described, owner)
             with self._lock:
                 site.note_model(model)
-            profiler = self._profiler_for(site)
+            session = self._session_for(site)  # with the profiler lock held
             probes = site.probes
             assert probes is not None
             probes.calls = site.calls
             traced = False
-            fit_cb = self._fit_callback(site, profiler, original, args, kwargs)
-            if fit_cb is not None:
-                kwargs = {**kwargs, "callbacks": [*(kwargs.get("callbacks") or ()), fit_cb]}
-            if profiler is not None:
-                self.probes.profiled(probes, len(site.profiled_s))
+            if session is not None:
+                try:
+                    fit_cb = self._fit_callback(site, session, original, args, kwargs)
+                    session.set_call(len(site.profiled_s))
+                    session.attach()
+                except BaseException:
+                    session.detach()
+                    PROFILER_LOCK.release()
+                    raise
+                if fit_cb is not None:
+                    kwargs = {**kwargs, "callbacks": [*(kwargs.get("callbacks") or ()), fit_cb]}
             else:
+                fit_cb = None
                 traced = self.probes.plain(probes)
             failed = False
             t0 = clock()
-            if profiler is not None:
-                profiler.enable()
+            if session is not None:
+                session.profiler.enable()
             try:
                 return original(model, *args, **kwargs)
             except BaseException:
                 failed = True
                 raise
             finally:
-                if profiler is not None:
-                    profiler.disable()
+                if session is not None:
+                    session.profiler.disable()
                 t1 = clock()
+                if session is not None:
+                    session.detach()
                 self.probes.ended(probes, t1 - t0, traced)
-                self._record(site, t1 - t0, failed, profiler, traced, fit_cb)
+                self._record(site, t1 - t0, failed, session, traced, fit_cb)
                 with self._lock:  # the stack walk, the snapshots: left out of the wall time
                     self.overhead_s += (t0 - entered) + (clock() - t1)
         finally:
@@ -286,39 +295,40 @@ class Recorder:
     def _fit_callback(
         self,
         site: _Site,
-        profiler: cProfile.Profile | None,
+        session: CaptureSession,
         original: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> SiteCallback | None:
         """The callback that diagnoses a site's first ``fit`` from inside, or None."""
-        if profiler is None or site.method != "fit" or site.calls or site.profiled_s:
+        if site.method != "fit" or site.calls or site.profiled_s:
             return None
         if not injectable(original, args, kwargs):
             return None
         self.probes.release_tf_profiler()  # its TF trace must not be open during the fit
         return SiteCallback(
             iterations=self.iterations,
-            outer=profiler,
+            outer=session,
             call=site.call,
             where=f"{site.file}:{site.line}",
             tf_profiler=self.probes.tf_profiler,
             clock=self.clock,
         )
 
-    def _profiler_for(self, site: _Site) -> cProfile.Profile | None:
-        if len(site.profiled_s) >= self.limit or busy_reason() is not None:
+    def _session_for(self, site: _Site) -> CaptureSession | None:
+        """The site's session when this call is profiled (the lock is then held), else None."""
+        if len(site.profiled_s) >= self.limit or PROFILER_LOCK.try_acquire() is not None:
             return None
-        if site.profiler is None:
-            site.profiler = new_profiler(self.clock)
-        return site.profiler
+        if site.session is None:
+            site.session = CaptureSession(self.clock)
+        return site.session
 
     def _record(
         self,
         site: _Site,
         elapsed: float,
         failed: bool,
-        profiler: cProfile.Profile | None,
+        session: CaptureSession | None,
         traced: bool,
         fit_cb: SiteCallback | None = None,
     ) -> None:
@@ -328,29 +338,29 @@ class Recorder:
             site.errors += failed
             if fit_cb is not None and fit_cb.took_over:  # its profile is the callback's
                 fit_cb.close()  # a fit that raised may have left it attached
-                site.callback, site.first_s, site.profiler = fit_cb, elapsed, None
-                assert site.probes is not None
-                site.probes.traces.events.clear()
+                # its records are the callback's: the site's later calls start a new session
+                site.callback, site.first_s, site.session = fit_cb, elapsed, None
             elif traced:  # under the TF profiler: not the timeline's
                 site.traced += 1
-            elif profiler is not None:
+            elif session is not None:
                 site.profiled_s.append(elapsed)
                 if len(site.profiled_s) == 1:
-                    site.cold = snapshot(profiler)
+                    site.cold = session.snapshot()
                 if len(site.profiled_s) == self.limit:
-                    site.stats, site.profiler = snapshot(profiler), None
+                    site.stats = session.snapshot()
             elif len(site.profiled_s) + len(site.timed_s) < MAX_CALL_TIMES:
                 site.timed_s.append(elapsed)
-        if profiler is not None:
-            _LOCK.release()
+        if session is not None:
+            PROFILER_LOCK.release()
 
     def _report(self, site: _Site, shown: str) -> Report | None:
-        if site.profiler is not None:
-            site.stats, site.profiler = snapshot(site.profiler), None
+        session = site.session
+        if site.stats is None and session is not None:  # fewer calls than it would profile
+            site.stats = session.snapshot()
         k = len(site.profiled_s)
         if site.callback is not None and k < 2:  # its first fit, diagnosed from inside
             return site.callback.report
-        if site.stats is None or k == 0:
+        if site.stats is None or session is None or k == 0:
             return None
         first = 1 if site.callback is None else 2
         notes = [
@@ -370,6 +380,7 @@ class Recorder:
                 + ", and are left out of the timeline"
             )
             notes += site.probes.block.notes if site.probes.block is not None else []
+        notes += session.notes()
         if site.timed_s:
             start = k + site.traced + first
             notes.append(
@@ -400,8 +411,8 @@ class Recorder:
             source="script",
             partial=site.errors > 0,
             probes=Probes(tf_profile=tf_profile, trace_files=files) if tf_profile else None,
-            traces=tuple(e for e in site.probes.traces.events if e.call < k),
             py_callbacks=site.probes.callbacks.records(),
+            **session.records(k),
         )
 
     def result(self, argv: Sequence[str], measured_s: float, status: str) -> ScriptResult:

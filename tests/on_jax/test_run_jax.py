@@ -1,0 +1,70 @@
+"""``tfdiag run`` on a Keras-on-JAX script (real JAX, a tiny model): its profiled calls
+record JAX's compilations through the capture session, as profile()'s do, so a call site
+that recompiles on every call gets the same per-iteration-tracing finding."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfdiag.script import instrument
+from tfdiag.script.instrument import run_script
+
+pytestmark = pytest.mark.jax
+
+SCRIPT = """
+from functools import partial
+
+import jax
+import keras
+import numpy as np
+
+
+@partial(jax.jit, static_argnums=1)
+def scale(x, step):
+    return x * (1.0 + 0.001 * step)
+
+
+class Scaled(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(4)
+        self.step = 0
+
+    def call(self, x):
+        self.step += 1  # a Python counter as a static argument: a new compilation per call
+        return scale(self.dense(x), self.step)
+
+
+model = Scaled()
+model.compile(jit_compile=False)
+x = np.ones((8, 4), "float32")
+for _ in range(10):
+    model.predict_on_batch(x)
+"""
+
+
+def test_run_records_the_compilations_of_a_recompiling_site(
+    keras_jax: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # keras.Model only: tf_keras would load TensorFlow into this process
+    monkeypatch.setattr(instrument, "model_classes", lambda: [keras_jax.Model])
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT).lstrip())
+    result = run_script(script, iterations=4, tf_profiler=False)
+    assert result.status == "ok"
+    (site,) = [s for s in result.sites if s.method == "predict_on_batch"]
+    assert site.calls == 10 and site.report is not None
+    scale = [e for e in site.report.jit_compiles if e.function == "scale"]
+    # each of the 4 profiled calls after the first compiled `scale` for its new step; the
+    # 5 calls after them ran with no probe attached
+    static = {e.call for e in scale if e.cause == "static"}
+    assert {1, 2, 3, 4} <= static and max(static) == 4
+    assert all(e.argument == "positional argument 1" for e in scale if e.call)
+    lead = next(f for f in site.report.findings if f.id == "per-iteration-tracing")
+    assert "static_argnums" in lead.fix
+    assert "tensorflow" not in sys.modules
