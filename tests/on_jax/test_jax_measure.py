@@ -1,0 +1,74 @@
+"""compare's training methods, accelerate and verify's rewrites on real Keras-on-JAX (tiny
+models): each runs on a copy or reads the model only, so the user's weights, optimizer and
+compile state are as they were, and TensorFlow is never loaded."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tfdiag
+
+pytestmark = pytest.mark.jax
+
+
+def _tiny(keras: Any) -> Any:
+    model = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)]
+    )
+    model.compile("adam", "mse")
+    return model
+
+
+def _data(n: int = 64) -> tuple[Any, Any]:
+    rng = np.random.default_rng(0)
+    return rng.random((n, 4), dtype="float32"), rng.random((n, 1), dtype="float32")
+
+
+def _untouched(model: Any, weights: list[Any]) -> None:
+    assert all(np.array_equal(a, b) for a, b in zip(weights, model.get_weights()))
+    assert int(model.optimizer.iterations) == 0
+    assert not model.optimizer.built  # no copy's optimizer was built on the user's model
+    assert model.train_function is None  # nor its train step made
+    assert "tensorflow" not in sys.modules
+
+
+def test_compare_times_the_jax_training_methods_on_copies(keras_jax: Any) -> None:
+    model = _tiny(keras_jax)
+    x, y = _data()
+    weights = [w.copy() for w in model.get_weights()]
+    result = tfdiag.compare(model, x, y, repeats=2, warmup=1, progress=False)
+    train = {m.method: m for m in result.methods if m.kind == "training"}
+    assert set(train) == {"fit", "fit per batch", "train_on_batch", "jit train step"}
+    for m in train.values():
+        assert m.error is None and m.mismatch is None, (m.name, m.error, m.mismatch)
+        assert m.loss_after is not None and m.loss_before is not None
+        assert m.loss_after < m.loss_before  # each trained its copy
+    _untouched(model, weights)
+
+
+def test_the_jitted_train_step_trains_as_train_on_batch_does(keras_jax: Any) -> None:
+    """One step of the jitted step from the same weights lands where one ``train_on_batch``
+    lands: it is Keras' training step (loss, gradients, the optimizer), not another one."""
+    from tfdiag.measure.methods_jax import jit_train_step
+    from tfdiag.measure.subject import Subject
+
+    model = _tiny(keras_jax)
+    x, y = _data(16)
+    s = Subject(model, x, y, batch_size=16, flavour="keras3")
+    a, b = s.copy(compile=True), s.copy(compile=True)
+    a.evaluate(x, y, verbose=0)
+    b.evaluate(x, y, verbose=0)
+    step, held, write_back = jit_train_step(a)
+    for _ in range(3):
+        _, held[0] = step(held[0], x, y)
+        b.train_on_batch(x, y)
+    write_back()
+    for wa, wb in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(a.get_weights()[0], model.get_weights()[0])  # it did train
+    assert int(a.optimizer.iterations) == 3  # its optimizer state written back
+    assert "tensorflow" not in sys.modules
