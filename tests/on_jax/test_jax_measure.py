@@ -72,3 +72,23 @@ def test_the_jitted_train_step_trains_as_train_on_batch_does(keras_jax: Any) -> 
     assert not np.allclose(a.get_weights()[0], model.get_weights()[0])  # it did train
     assert int(a.optimizer.iterations) == 3  # its optimizer state written back
     assert "tensorflow" not in sys.modules
+
+
+def test_accelerate_on_jax_chooses_among_the_jax_methods_without_tensorflow(
+    keras_jax: Any,
+) -> None:
+    model = _tiny(keras_jax)
+    x, _ = _data(16)
+    weights = [w.copy() for w in model.get_weights()]
+    fast = tfdiag.accelerate(model, x, repeats=2, warmup=1, min_block_s=0.002, max_rows=64)
+    at = fast.measured[16]
+    assert set(at) == {"predict", "predict_on_batch", "jit stateless_call"}, fast.rejected
+    assert fast.method in at
+    big = np.random.default_rng(1).random((100, 4), dtype="float32")
+    for batch in (x, big):  # 100 rows: past the largest size measured, in chunks
+        np.testing.assert_allclose(fast(batch), model.predict(batch, verbose=0), atol=1e-5)
+    assert f"accelerate: {fast.method}" in fast.explain()
+    _untouched(model, weights)
+    # the jitted forward pass reads the model's state at each call, not once when built
+    model.set_weights([w + 1.0 for w in weights])
+    np.testing.assert_allclose(fast.graph(x), model.predict(x, verbose=0), atol=1e-5)

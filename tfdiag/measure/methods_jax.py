@@ -36,19 +36,29 @@ from tfdiag.measure.methods import (
 from tfdiag.measure.subject import Subject, to_numpy
 
 
-def _jit_stateless(s: Subject) -> Prepared:
+def jit_forward(model: Any) -> Callable[[Any], Any]:
+    """``model``'s forward pass as one ``jax.jit`` of ``stateless_call``, built once:
+    ``forward(x)`` → NumPy. The state is read at each call (``predict`` donates its buffers,
+    and the model may have been trained since); each new input shape compiles once."""
     import jax
-
-    model = s.model
 
     @jax.jit
     def forward(trainable: Any, non_trainable: Any, x: Any) -> Any:
         return model.stateless_call(trainable, non_trainable, x, training=False)[0]
 
-    def run() -> Any:
+    def call(x: Any) -> Any:
         trainable = [v.value for v in model.trainable_variables]
         non_trainable = [v.value for v in model.non_trainable_variables]
-        return to_numpy(forward(trainable, non_trainable, s.x))
+        return to_numpy(forward(trainable, non_trainable, x))
+
+    return call
+
+
+def _jit_stateless(s: Subject) -> Prepared:
+    forward = jit_forward(s.model)
+
+    def run() -> Any:
+        return forward(s.x)
 
     return Prepared(run, run)
 
