@@ -92,3 +92,40 @@ def test_accelerate_on_jax_chooses_among_the_jax_methods_without_tensorflow(
     # the jitted forward pass reads the model's state at each call, not once when built
     model.set_weights([w + 1.0 for w in weights])
     np.testing.assert_allclose(fast.graph(x), model.predict(x, verbose=0), atol=1e-5)
+
+
+def test_verify_on_jax_measures_the_jitted_train_step_on_clones_only(keras_jax: Any) -> None:
+    """``fit`` per small batch: its fixes (one fit over more epochs, the jitted train step,
+    tf.function's train step's twin) run on clones; the user's model trains only in the
+    profiled calls themselves, as without verify."""
+    x, y = _data(16)
+    plain, checked = _tiny(keras_jax), _tiny(keras_jax)
+    checked.set_weights(plain.get_weights())
+    args = dict(epochs=1, verbose=0, iterations=4)
+    tfdiag.profile(plain.fit, x, y, **args)
+    report = tfdiag.profile(checked.fit, x, y, verify=True, **args)
+    found = {f.id: f for f in report.findings}
+    v = found["per-call-input-pipeline"].verification
+    assert v is not None and v.skipped is None
+    ran = {run.name: run for run in v.variants}
+    assert ran["jit train step"].passed, ran["jit train step"].problem
+    assert ran["one fit over more epochs"].passed
+    assert "tf.function train step" not in ran
+    assert "jax.value_and_grad" in ran["jit train step"].fix
+    assert int(checked.optimizer.iterations) == int(plain.optimizer.iterations)
+    assert "tensorflow" not in sys.modules
+
+
+def test_verify_on_jax_compiles_an_eager_models_clone(keras_jax: Any) -> None:
+    model = keras_jax.Sequential([keras_jax.Input((4,)), keras_jax.layers.Dense(1)])
+    model.compile("adam", "mse", run_eagerly=True)
+    x, y = _data(32)
+    report = tfdiag.profile(
+        model.fit, x, y, batch_size=8, epochs=1, verbose=0, iterations=3, verify=True
+    )
+    v = {f.id: f for f in report.findings}["eager-execution"].verification
+    assert v is not None
+    ran = {run.name: run for run in v.variants}
+    assert ran["compiled as a graph"].passed, ran["compiled as a graph"].problem
+    assert model.run_eagerly  # the clone was compiled, not the model
+    assert "tensorflow" not in sys.modules

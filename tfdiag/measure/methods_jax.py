@@ -79,6 +79,7 @@ def jit_train_step(model: Any) -> tuple[Callable[..., Any], list[Any], Callable[
     into the model's variables. ``model`` must be compiled with a loss and built (its loss
     taken once: ``evaluate`` builds its compiled loss and metrics)."""
     import jax
+    import jax.numpy as jnp
 
     opt = model.optimizer
     if not getattr(opt, "built", False):
@@ -101,11 +102,12 @@ def jit_train_step(model: Any) -> tuple[Callable[..., Any], list[Any], Callable[
         tv, ov = opt.stateless_apply(ov, grads, tv)
         return loss, (tv, ntv, ov)
 
+    # copies both ways: Keras' own steps (evaluate, for the loss) donate the variables'
+    # buffers, which would delete the state the step holds
     held = [
-        (
-            [v.value for v in model.trainable_variables],
-            [v.value for v in model.non_trainable_variables],
-            [v.value for v in opt.variables],
+        tuple(
+            [jnp.copy(v.value) for v in group]
+            for group in (model.trainable_variables, model.non_trainable_variables, opt.variables)
         )
     ]
 
@@ -117,7 +119,7 @@ def jit_train_step(model: Any) -> tuple[Callable[..., Any], list[Any], Callable[
             (opt.variables, ov),
         ):
             for var, value in zip(group, values):
-                var.assign(value)
+                var.assign(jnp.copy(value))
 
     return step, held, write_back
 
