@@ -12,7 +12,8 @@ Every case is one module in ``corpus/cases/`` (TensorFlow and Keras on TensorFlo
   ``tfdiag.profile`` (default: ``slow`` itself with ``state``);
 - optionally ``diagnose(state, iterations) -> tfdiag.Report``: how the user runs tfdiag
   when it is not ``tfdiag.profile`` on the target (the Keras callback inside ``fit``, a
-  bare ``.prof`` read back with ``explain``...).
+  bare ``.prof`` read back with ``explain``...); ``diagnose = under_run(program.__file__)``
+  for a program its user runs whole with ``tfdiag run``.
 
 :func:`measure_premise` times ``slow`` against ``fast`` interleaved (medians of several
 rounds); :func:`diagnose` runs tfdiag on the case; :func:`verdict` checks the first
@@ -171,6 +172,18 @@ def measure_premise(loaded: Loaded, state: Any, *, rounds: int = 5, warmup: int 
             fn(state)
             times.append(clock() - t0)
     return Premise(statistics.median(slow), statistics.median(fast))
+
+
+def under_run(program: str) -> Callable[[Any, int], Any]:
+    """A case's ``diagnose`` for a program its user runs with ``tfdiag run``: the script is
+    run whole, and its first call site's report is the verdict's."""
+
+    def diagnose(state: Any, iterations: int) -> Any:
+        from tfdiag.script.instrument import run_script
+
+        return run_script(program, iterations=iterations).sites[0].report
+
+    return diagnose
 
 
 def diagnose(loaded: Loaded, state: Any) -> Any:

@@ -4,7 +4,7 @@ runs between the calls, outside the `predict_on_batch` site (one program, two ca
 corpus/cases/_clone_snapshot_program.py)."""
 
 from corpus.cases import _clone_snapshot_program as program
-from corpus.harness import Case
+from corpus.harness import Case, under_run
 
 CASE = Case(
     id="clone-snapshot-per-round-run",
@@ -37,8 +37,4 @@ def fast(s):
     return program.fast(s)
 
 
-def diagnose(s, iterations):
-    from tfdiag.script.instrument import run_script
-
-    result = run_script(program.__file__, iterations=iterations)
-    return result.sites[0].report
+diagnose = under_run(program.__file__)

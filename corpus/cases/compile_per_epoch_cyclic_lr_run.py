@@ -3,7 +3,7 @@
 the call site (one program, two call styles: corpus/cases/_cyclic_lr_program.py)."""
 
 from corpus.cases import _cyclic_lr_program as program
-from corpus.harness import Case
+from corpus.harness import Case, under_run
 
 CASE = Case(
     id="compile-per-epoch-cyclic-lr-run",
@@ -35,8 +35,4 @@ def fast(s):
     return program.fast(s)
 
 
-def diagnose(s, iterations):
-    from tfdiag.script.instrument import run_script
-
-    result = run_script(program.__file__, iterations=iterations)
-    return result.sites[0].report
+diagnose = under_run(program.__file__)

@@ -3,7 +3,7 @@ the program as a script (the eager model call is the site) (one program, two cal
 corpus/cases/_eager_loop_program.py)."""
 
 from corpus.cases import _eager_loop_program as program
-from corpus.harness import Case
+from corpus.harness import Case, under_run
 
 CASE = Case(
     id="eager-loop-run",
@@ -33,8 +33,4 @@ def fast(s):
     return program.fast(s)
 
 
-def diagnose(s, iterations):
-    from tfdiag.script.instrument import run_script
-
-    result = run_script(program.__file__, iterations=iterations)
-    return result.sites[0].report
+diagnose = under_run(program.__file__)

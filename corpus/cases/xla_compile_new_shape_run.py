@@ -3,7 +3,7 @@ every call (`predict_on_batch`), diagnosed with `tfdiag run` on the
 program as a script (corpus/cases/_xla_program.py)."""
 
 from corpus.cases import _xla_program as program
-from corpus.harness import Case
+from corpus.harness import Case, under_run
 
 CASE = Case(
     id="xla-compile-new-shape-run",
@@ -34,8 +34,4 @@ def fast(s):
     return program.fast(s)
 
 
-def diagnose(s, iterations):
-    from tfdiag.script.instrument import run_script
-
-    result = run_script(program.__file__, iterations=iterations)
-    return result.sites[0].report
+diagnose = under_run(program.__file__)
