@@ -14,6 +14,10 @@ on 256 rows (8 batches of 32) times the training methods, each on its own copy (
 batch prints its choice; ``profile(model.fit, 32 rows, verify=True)`` (``fit`` called per
 small batch) prints each fix it measured with its speed-up. Then it checks the model is
 untouched (weights, ``optimizer.iterations``) and TensorFlow not loaded.
+
+``--tfdata``: the corpus case ``jax-tfdata-py-function`` (a JAX model fed by a tf.data
+pipeline mapping ``tf.py_function`` per sample; the program loads TensorFlow itself):
+``profile(model.fit, ds, verify=True)`` prints the dataset rewrites it measured on clones.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--training", action="store_true", help="compare/accelerate/verify")
+    parser.add_argument("--tfdata", action="store_true", help="verify a tf.data-fed JAX fit")
     args = parser.parse_args()
     if os.environ.get("KERAS_BACKEND") != "jax":
         print("run with KERAS_BACKEND=jax", file=sys.stderr)
@@ -66,6 +71,8 @@ def main() -> int:
     x = np.random.rand(32, 4).astype("float32")
     if args.training:
         return _training(model, x)
+    if args.tfdata:
+        return _tfdata()
     methods = _methods(model, x)
     for call in methods.values():
         call()
@@ -144,6 +151,30 @@ def _training(model: Any, x: Any) -> int:
                 f"{sp if sp else float('nan'):6.2f}x  {run.problem or ''}"
             )
     print(f"TensorFlow loaded: {'tensorflow' in sys.modules}")
+    return 0
+
+
+def _tfdata() -> int:
+    import tfdiag
+    from corpus.cases_jax import jax_tfdata_py_function as case
+
+    s = case.setup()
+    report = tfdiag.profile(
+        s.model.fit, s.slow_ds, epochs=1, verbose=0, iterations=3, verify=True, verify_s=120
+    )
+    print(f"findings: {[f.id for f in report.findings]}")
+    for f in report.findings:
+        v = f.verification
+        if v is None or not v.variants:
+            continue
+        base = (v.baseline_median_s or 0.0) * 1e3
+        print(f"verify {f.id} ({v.status}): as written {base:.1f} ms per fit")
+        for run in v.variants:
+            sp = v.speedup(run)
+            print(
+                f"  {run.name:26s} {'passed' if run.passed else 'FAILED':6s} "
+                f"{sp if sp else float('nan'):6.2f}x  {run.problem or ''}"
+            )
     return 0
 
 

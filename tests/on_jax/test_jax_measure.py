@@ -129,3 +129,59 @@ def test_verify_on_jax_compiles_an_eager_models_clone(keras_jax: Any) -> None:
     assert ran["compiled as a graph"].passed, ran["compiled as a graph"].problem
     assert model.run_eagerly  # the clone was compiled, not the model
     assert "tensorflow" not in sys.modules
+
+
+_TFDATA = r"""
+import json, sys
+from types import SimpleNamespace
+import keras, numpy as np, tensorflow as tf
+from tfdiag.measure.verify.call import Call
+from tfdiag.measure.verify.run import VerifySettings, verify_findings
+
+def slow(x):
+    return np.tanh(x.numpy())
+
+def per_sample(xi, yi):
+    out = tf.py_function(slow, [xi], tf.float32)
+    out.set_shape((4,))
+    return out, yi
+
+rng = np.random.default_rng(0)
+x, y = rng.random((64, 4), dtype="float32"), rng.random((64, 1), dtype="float32")
+ds = tf.data.Dataset.from_tensor_slices((x, y)).map(per_sample).batch(16)
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+model.compile("adam", "mse")
+model.fit(ds, epochs=1, verbose=0)
+iterations = int(model.optimizer.iterations)
+call = Call(model.fit, (ds,), {"epochs": 1, "verbose": 0}, facts={"run_eagerly": "False"})
+settings = VerifySettings(warmup=1, repeats=3, min_block_s=0.001)
+(v,) = verify_findings(call, [SimpleNamespace(id="input-bound")], settings=settings)
+print(json.dumps({
+    "backend": keras.backend.backend(),
+    "skipped": v.skipped,
+    "ran": {r.name: [r.passed, r.problem] for r in v.variants},
+    "notes": list(v.notes),
+    "untouched": int(model.optimizer.iterations) == iterations,
+}))
+"""
+
+
+def test_verify_on_jax_rewrites_the_tf_data_pipeline_a_jax_model_is_fed() -> None:
+    """A JAX model fed by tf.data (the program loads TensorFlow itself): the dataset's
+    rewrites (parallel map, cache, the bound) run on clones of the model. In a process of its
+    own: TensorFlow loaded here would be loaded for every later JAX test."""
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run(
+        [sys.executable, "-c", _TFDATA], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["backend"] == "jax" and out["skipped"] is None, out
+    for name in ("parallel map + prefetch", "cache", "input bound"):
+        assert out["ran"][name][0], (name, out["ran"][name])
+    assert not any("not measured" in n for n in out["notes"]), out["notes"]
+    assert out["untouched"]
