@@ -208,3 +208,32 @@ def test_a_press_as_profile_returns_is_its_interrupted_not_a_bare_one(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == expected
+
+
+def test_a_press_as_the_users_handler_comes_back_keeps_the_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A press that lands inside the call that puts the user's handler back is raised by that
+    handler there, in tfdiag's frame (1 burst in ~3,000 lost its report so): it is caught
+    and given as Interrupted with the complete report, and the user's handler is back."""
+    import signal
+
+    from tfdiag.capture import ctrl_c
+
+    real = signal.signal
+
+    def put_back_then_pressed(signum: int, handler: object) -> object:
+        before = real(signum, handler)  # type: ignore[arg-type]
+        if handler is signal.default_int_handler:
+            raise KeyboardInterrupt  # as the handler just put back raises a press
+        return before
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        monkeypatch.setattr(signal, "getsignal", lambda s: signal.default_int_handler)
+    monkeypatch.setattr(ctrl_c.signal, "signal", put_back_then_pressed)
+    with pytest.raises(tfdiag.Interrupted) as info:
+        tfdiag.profile(lambda: sum(range(200)), iterations=4, tf_profiler=False)
+    monkeypatch.undo()
+    assert str(info.value).startswith("interrupted as the run finished")
+    assert info.value.report is not None and not info.value.report.partial
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -87,10 +87,14 @@ import tfdiag
 
 outcomes = {"interrupted with a report": 0, "interrupted before any": 0, "bare": 0, "done": 0}
 
-def burst():
-    for _ in range(6):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.0003)
+def burst(running, done):
+    running.set()
+    try:
+        for _ in range(6):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.0003)
+    finally:
+        done.set()
 
 def attempt(step):
     try:
@@ -102,13 +106,12 @@ def attempt(step):
 for trial in range(TRIALS):
     calls = {"n": 0}
     fire_at = 2 + trial % 9
-    threads = []
+    running, done = threading.Event(), threading.Event()
 
     def step():
         calls["n"] += 1
         if calls["n"] == fire_at:
-            threads.append(threading.Thread(target=burst))
-            threads[-1].start()
+            threading.Thread(target=burst, args=(running, done)).start()
         return sum(range(3000))
 
     outcome = caught = None
@@ -116,11 +119,12 @@ for trial in range(TRIALS):
         outcome = attempt(step)
     except KeyboardInterrupt as exc:
         caught = exc
-    while True:  # the rest of the burst lands here, not in the next trial
+    while True:  # the rest of the burst lands here, not in the harness or the next trial
         try:
-            for t in threads:
-                if t.ident is not None:  # a Ctrl-C can land between its append and start
-                    t.join()
+            # A press can land in start() before or after the thread is launched: one that
+            # was launched runs (running) within a moment and is waited for to its end.
+            if calls["n"] >= fire_at and (running.is_set() or running.wait(2.0)):
+                done.wait()
             time.sleep(0.005)
             break
         except KeyboardInterrupt:

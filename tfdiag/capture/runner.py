@@ -134,38 +134,68 @@ def profile(
     budget = check_budget(verify_s)
     if not isinstance(verify, bool):
         raise InputError(f"verify must be True or False, got {verify!r}")
-    from tfdiag.render.progress import progress_bar
-
     ctrl_c = CtrlC.install()
     try:
-        with progress_bar("tfdiag.profile", enabled=progress) as on_step:
-            report = profile_call(
-                fn,
-                args,
-                kwargs,
-                iterations=iterations,
-                rules=rules,
-                findings=findings,
-                sampling=sampling,
-                tf_profiler=tf_profiler,
-                on_step=on_step,
-                ctrl_c=ctrl_c,
-            )
-        if ctrl_c.noted:  # pressed after the passes, as the bar closed
-            raise Interrupted("interrupted as the run finished: the report is complete", report)
-        if not verify:
-            return report
-        try:
-            settings = VerifySettings(budget_s=budget)
-            ctrl_c.arm()
-            return verify_report(report, fn, args, kwargs, settings=settings, progress=progress)
-        except KeyboardInterrupt:
-            ctrl_c.disarm()
-            raise Interrupted(
-                "interrupted while verifying: .report is complete, unverified", report
-            ) from None
-    finally:
-        ctrl_c.restore()  # last: a press after it is the user's, raised in their code
+        report = _profile(
+            ctrl_c, fn, args, kwargs, iterations=iterations, rules=rules, findings=findings,
+            sampling=sampling, tf_profiler=tf_profiler, verify=verify, budget=budget,
+            progress=progress,
+        )  # fmt: skip
+    except BaseException:
+        ctrl_c.restore()  # a press as it goes back joins the exception on its way out
+        raise
+    # Made before the user's handler comes back: after it, tfdiag runs no Python call (where
+    # a press would raise a bare KeyboardInterrupt in tfdiag's frame and lose the report).
+    late = Interrupted("interrupted as the run finished: the report is complete", report)
+    if ctrl_c.restore() or ctrl_c.noted:
+        raise late
+    return report
+
+
+def _profile(
+    ctrl_c: CtrlC,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    iterations: int,
+    rules: Iterable[Rule],
+    findings: Iterable[FindingRule],
+    sampling: bool | None,
+    tf_profiler: bool | None,
+    verify: bool,
+    budget: float,
+    progress: bool,
+) -> Report:
+    """:func:`profile` with tfdiag's Ctrl-C handler in place (restored by the caller)."""
+    from tfdiag.render.progress import progress_bar
+
+    with progress_bar("tfdiag.profile", enabled=progress) as on_step:
+        report = profile_call(
+            fn,
+            args,
+            kwargs,
+            iterations=iterations,
+            rules=rules,
+            findings=findings,
+            sampling=sampling,
+            tf_profiler=tf_profiler,
+            on_step=on_step,
+            ctrl_c=ctrl_c,
+        )
+    if ctrl_c.noted or not verify:  # noted: pressed after the passes, as the bar closed
+        return report
+    try:
+        settings = VerifySettings(budget_s=budget)
+        ctrl_c.arm()
+        verified = verify_report(report, fn, args, kwargs, settings=settings, progress=progress)
+        ctrl_c.disarm()  # verified: a press from here on is "as the run finished"
+    except KeyboardInterrupt:
+        ctrl_c.disarm()
+        raise Interrupted(
+            "interrupted while verifying: .report is complete, unverified", report
+        ) from None
+    return verified
 
 
 def profile_call(
