@@ -6,6 +6,9 @@ TensorFlow and Keras are imported on first use, never at import time.
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
@@ -55,28 +58,59 @@ class Subject:
 
     def copy(self, *, compile: bool, run_eagerly: bool = False) -> Any:
         """A clone with the same weights; compiled like the original when ``compile``."""
-        try:
-            clone = self.keras.models.clone_model(self.model)
-            clone.set_weights(self.model.get_weights())
-        except Exception as exc:
-            raise CopyError(f"cannot copy the model: {one_line(exc)}") from None
-        if compile:
-            config = dict(self.model.get_compile_config() or {})
-            if not config:
-                raise CopyError("the model is not compiled, so its copy cannot be")
-            config["run_eagerly"] = run_eagerly
-            if run_eagerly:
-                config["jit_compile"] = False
-            clone.compile_from_config(config)
-            if not is_compiled(clone):
-                raise CopyError("cannot compile a copy like the original (custom compile())")
+        with serializing_without_tensorflow():
+            try:
+                clone = self.keras.models.clone_model(self.model)
+                clone.set_weights(self.model.get_weights())
+            except Exception as exc:
+                raise CopyError(f"cannot copy the model: {one_line(exc)}") from None
+            if compile:
+                config = self.compile_config()
+                config["run_eagerly"] = run_eagerly
+                if run_eagerly:
+                    config["jit_compile"] = False
+                clone.compile_from_config(config)
+                if not is_compiled(clone):
+                    raise CopyError("cannot compile a copy like the original (custom compile())")
         return clone
+
+    def compile_config(self) -> dict[str, Any]:
+        """The model's compile config (a copy), read without loading TensorFlow."""
+        with serializing_without_tensorflow():
+            config = dict(self.model.get_compile_config() or {})
+        if not config:
+            raise CopyError("the model is not compiled, so its copy cannot be")
+        return config
 
     def loss(self, model: Any) -> float:
         logs = model.evaluate(
             self.x, self.y, batch_size=self.batch_size, verbose=0, return_dict=True
         )
         return float(logs["loss"])
+
+
+@contextmanager
+def serializing_without_tensorflow() -> Iterator[None]:
+    """Keras 3 serialization (``get_config``, hence ``clone_model``, ``get_compile_config``)
+    asks ``tf.available`` before each ``isinstance(obj, tf.TensorShape)`` and so imports
+    TensorFlow when it is installed (keras/src/saving/serialization_lib.py, Keras 3.15). While
+    TensorFlow is not loaded no object can be one of its types, so the answer is "no" without
+    importing it: Keras' lazy module is told so for the copy and put back as it was after.
+    With TensorFlow loaded (Keras on TensorFlow, a tf.data program) nothing changes."""
+    lazy = None
+    if "tensorflow" not in sys.modules:
+        utils = sys.modules.get("keras.src.utils.module_utils")
+        lazy = getattr(utils, "tensorflow", None)
+        if getattr(lazy, "_available", True) is not None:  # already decided: leave it
+            lazy = None
+    if lazy is None:
+        yield
+        return
+    lazy._available = False
+    try:
+        yield
+    finally:
+        lazy._available = None
 
 
 # -- data helpers ---------------------------------------------------------------------

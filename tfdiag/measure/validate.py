@@ -16,7 +16,7 @@ from tfdiag.measure.methods import (
     method_named,
 )
 from tfdiag.measure.methods_jax import JAX_METHODS
-from tfdiag.measure.subject import is_compiled, leaves
+from tfdiag.measure.subject import is_compiled, leaves, serializing_without_tensorflow
 from tfdiag.records.compare import Settings
 from tfdiag.records.errors import InputError
 
@@ -66,7 +66,8 @@ def check_model(model: Any) -> str:
 
 
 def check_trainable(model: Any) -> None:
-    config = model.get_compile_config() if is_compiled(model) else None
+    with serializing_without_tensorflow():
+        config = model.get_compile_config() if is_compiled(model) else None
     if not config or config.get("loss") is None:
         raise InputError(
             "training methods need a model compiled with a loss: "
@@ -162,12 +163,11 @@ def _shapes(model: Any, what: str) -> list[tuple[int | None, ...]] | None:
 
 def choose(methods: Iterable[str | Method] | None, *, with_y: bool) -> list[Method]:
     """The methods to measure: the given ones, else every one of the model's backend (on
-    JAX its inference methods: :mod:`tfdiag.measure.methods_jax`)."""
+    JAX :mod:`tfdiag.measure.methods_jax`), training methods only with targets."""
     on_jax = keras_backend() == "jax"
     if methods is None:
-        if on_jax:
-            return list(JAX_METHODS)
-        return [m for m in METHODS if with_y or m.kind == INFERENCE]
+        table = JAX_METHODS if on_jax else METHODS
+        return [m for m in table if with_y or m.kind == INFERENCE]
     jax_named = {m.name: m for m in JAX_METHODS}
     chosen = [
         m

@@ -1,8 +1,9 @@
 """``tfdiag.accelerate(model, example_x)``: a drop-in predictor that runs the fastest method
 verified on this input signature.
 
-The candidates (``predict``, ``predict_on_batch``, a ``tf.function`` of
-``model(x, training=False)`` built once with the batch dimension left free) are timed
+The candidates (``predict``, ``predict_on_batch``, and on TensorFlow a ``tf.function`` of
+``model(x, training=False)`` built once with the batch dimension left free, on Keras' JAX
+backend a ``jax.jit`` of ``model.stateless_call`` built once, never loading TensorFlow) are timed
 interleaved on ``example_x`` with compare's engine and checked against ``predict``'s output;
 the fastest that checks out is chosen. Then ``predict`` and the choice are timed on larger
 inputs (``example_x`` tiled 4×, 16×, ... up to ``max_rows``): from the first size where
@@ -16,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfdiag.capture.environment import flavour_of, keras_backend
 from tfdiag.measure.check import output_mismatch
 from tfdiag.measure.run import _quiet_retracing
 from tfdiag.measure.subject import num_samples, to_numpy
@@ -26,7 +28,7 @@ from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import median
 from tfdiag.records.units import fmt_ratio, fmt_s
 
-PREDICT, ON_BATCH, GRAPH = "predict", "predict_on_batch", "tf.function"
+PREDICT, ON_BATCH, GRAPH, JIT = "predict", "predict_on_batch", "tf.function", "jit stateless_call"
 #: example_x is tiled by this factor, again and again up to ``max_rows``, for the crossover.
 SCALE = 4
 DEFAULT_MAX_ROWS = 8192
@@ -80,7 +82,7 @@ class Accelerated:
         return _concatenate([self._run(method, x[i : i + step]) for i in range(0, n, step)])
 
     def _run(self, method: str, x: Any) -> Any:
-        if method == GRAPH:
+        if method in (GRAPH, JIT):
             return to_numpy(self.graph(x))
         return to_numpy(self.model.predict_on_batch(x))
 
@@ -118,6 +120,10 @@ class Accelerated:
             lines.append(
                 f"  inputs of more than {self.chunk_rows} rows (the largest size measured) "
                 f"run in chunks of {self.chunk_rows}"
+            )
+        if self.method == JIT:
+            lines.append(
+                "  jax.jit compiles once per new number of rows: keep the sizes you pass few"
             )
         lines.append("  inputs of another shape or dtype go to predict")
         return "\n".join(lines)
@@ -219,15 +225,12 @@ def accelerate(
 
     check_model(model)
     dims, dname = check_example(example_x)
-    import tensorflow as tf
-
-    spec = tf.TensorSpec((None, *dims[1:]), tf.as_dtype(dname))
-    graph = tf.function(lambda t: model(t, training=False), input_signature=[spec])
+    fast, graph = _compiled(model, dims, dname)
     x = example_x
     calls = {
         PREDICT: lambda a: model.predict(a, batch_size=batch_size, verbose=0),
         ON_BATCH: lambda a: to_numpy(model.predict_on_batch(a)),
-        GRAPH: lambda a: to_numpy(graph(a)),
+        fast: lambda a: to_numpy(graph(a)),
     }
     timing = {"warmup": warmup, "repeats": repeats, "min_block_s": min_block_s, "clock": clock}
     rejected: dict[str, str] = {}
@@ -274,6 +277,20 @@ def accelerate(
         rejected=rejected,
         graph=graph,
     )
+
+
+def _compiled(model: Any, dims: tuple[int | None, ...], dname: str) -> tuple[str, Any]:
+    """The compiled forward pass of the model's backend, built once: on JAX a ``jax.jit`` of
+    ``stateless_call`` (TensorFlow never imported), else a ``tf.function`` whose batch
+    dimension is free."""
+    if keras_backend() == "jax" and flavour_of(model) == "keras3":
+        from tfdiag.measure.methods_jax import jit_forward
+
+        return JIT, jit_forward(model)
+    import tensorflow as tf
+
+    spec = tf.TensorSpec((None, *dims[1:]), tf.as_dtype(dname))
+    return GRAPH, tf.function(lambda t: model(t, training=False), input_signature=[spec])
 
 
 def _on(f: Any, x: Any) -> Any:

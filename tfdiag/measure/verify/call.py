@@ -14,7 +14,7 @@ from typing import Any
 
 from tfdiag.capture.environment import describe_value, flavour_of
 from tfdiag.capture.facts import _is_model, input_facts
-from tfdiag.measure.subject import CopyError, Subject
+from tfdiag.measure.subject import Subject
 
 #: Positional parameters of the Keras methods verification rewrites, in order.
 _POSITIONAL = {
@@ -122,9 +122,7 @@ class Call:
         eager = self.facts.get("run_eagerly") == "True" if run_eagerly is None else run_eagerly
         if not compile_changes:
             return self.subject.copy(compile=True, run_eagerly=eager)
-        config = dict(self.model.get_compile_config() or {})
-        if not config:
-            raise CopyError("the model is not compiled, so its copy cannot be")
+        config = self.subject.compile_config()
         config.update(run_eagerly=eager, **compile_changes)
         clone = self.subject.copy(compile=False)
         clone.compile_from_config(config)

@@ -26,6 +26,11 @@ from tfdiag.records.verification import BOUND
 MAX_CACHED = 100_000
 
 
+#: The rewrites apply to a tf.data.Dataset the call is given, which Keras feeds to a JAX model
+#: too: on JAX, TensorFlow is then already loaded by the program itself.
+_BOTH = frozenset({"tensorflow", "jax"})
+
+
 def _dataset_applies(call: Call) -> str | None:
     if call.x_kind != "tf.data.Dataset" or call.named is None:
         return "x is not a tf.data.Dataset (tfdiag can rewrite only a dataset it is given)"
@@ -147,7 +152,11 @@ def _bound(call: Call) -> Built:
 
 #: ``kind`` is decided per call: a ``fit`` makes these training variants (run on clones).
 DATA_VARIANTS = {
-    "parallel": Variant("parallel map + prefetch", INFERENCE, _dataset_applies, _parallel),
-    "cache": Variant("cache", INFERENCE, _cache_applies, _cache),
-    "bound": Variant("input bound", INFERENCE, _dataset_applies, _bound, role=BOUND),
+    "parallel": Variant(
+        "parallel map + prefetch", INFERENCE, _dataset_applies, _parallel, backends=_BOTH
+    ),
+    "cache": Variant("cache", INFERENCE, _cache_applies, _cache, backends=_BOTH),
+    "bound": Variant(
+        "input bound", INFERENCE, _dataset_applies, _bound, role=BOUND, backends=_BOTH
+    ),
 }

@@ -90,6 +90,32 @@ def _graph_function(call: Call) -> Built:
     )
 
 
+def _jit_applies(call: Call) -> str | None:
+    why = _graph_applies(call)
+    if why is None and call.flavour != "keras3":
+        why = f"the model is {call.flavour}, not Keras 3"
+    return why
+
+
+def _jit_forward(call: Call) -> Built:
+    from tfdiag.measure.methods_jax import jit_forward
+
+    forward, x = jit_forward(call.model), call.x  # jitted once, reused by every run
+
+    def run() -> Any:
+        return forward(x)
+
+    return Built(
+        run=run,
+        result=run,
+        fix="@jax.jit  # once\n"
+        "def forward(tv, ntv, x):\n"
+        "    return model.stateless_call(tv, ntv, x, training=False)[0]\n"
+        "forward([v.value for v in model.trainable_variables],\n"
+        "        [v.value for v in model.non_trainable_variables], x)",
+    )
+
+
 def _one_predict(call: Call) -> Built:
     import numpy as np
 
@@ -165,8 +191,8 @@ def _cast_x(call: Call) -> Any:
     import numpy as np
 
     x = call.x
-    if isinstance(x, np.ndarray):
-        return x.astype("float32")
+    if isinstance(x, np.ndarray) or "tensorflow" not in type(x).__module__:
+        return x.astype("float32")  # NumPy, a JAX array
     return call.tf.cast(x, "float32")
 
 
@@ -185,8 +211,9 @@ def _cast_once(call: Call) -> Built:
     )
 
 
-#: Keras calls only: they hold on JAX as on TensorFlow.
+#: Keras calls only (a compiled clone included): they hold on JAX as on TensorFlow.
 BOTH = frozenset({"tensorflow", "jax"})
+JAX = frozenset({"jax"})
 
 INFERENCE_VARIANTS = {
     "predict_on_batch": Variant(
@@ -203,6 +230,16 @@ INFERENCE_VARIANTS = {
         _graph_applies,
         _graph_function,
         reproduces=_SAME_X | {"training"},
+        twin="jit stateless_call",
+    ),
+    "jit stateless_call": Variant(
+        "jit stateless_call",
+        INFERENCE,
+        _jit_applies,
+        _jit_forward,
+        reproduces=_SAME_X | {"training"},
+        backends=JAX,
+        twin="tf.function",
     ),
     "one predict": Variant(
         "one predict over all batches", INFERENCE, _predict_of_arrays, _one_predict, backends=BOTH
@@ -211,7 +248,11 @@ INFERENCE_VARIANTS = {
         "larger batch_size", INFERENCE, _larger_batch_applies, _larger_batch, backends=BOTH
     ),
     "compiled predict": Variant(
-        "compiled as a graph", INFERENCE, _compiled_predict_applies, _compiled_predict
+        "compiled as a graph",
+        INFERENCE,
+        _compiled_predict_applies,
+        _compiled_predict,
+        backends=BOTH,
     ),
-    "cast once": Variant("inputs cast once", INFERENCE, _cast_applies, _cast_once),
+    "cast once": Variant("inputs cast once", INFERENCE, _cast_applies, _cast_once, backends=BOTH),
 }

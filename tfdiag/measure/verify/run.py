@@ -88,7 +88,7 @@ def verify_findings(
     start = clock()
     out = []
     for f in findings:
-        variants = fixes.get(f.id, ())
+        variants = tuple(v for v in fixes.get(f.id, ()) if not v.elsewhere())
         if not variants:
             why = no_fix.get(f.id, "tfdiag has no mechanical fix for this finding")
             out.append(Verification(f.id, skipped=f"no mechanical fix: {why}"))

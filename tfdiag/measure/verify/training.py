@@ -126,6 +126,59 @@ def _train_step(call: Call) -> Built:
     return Built(run=run, fix=_STEP_FIX + loop, loss=lambda: loss_of(call, clone))
 
 
+_JIT_STEP_FIX = (
+    "def loss_and_updates(tv, ntv, x, y):\n"
+    "    y_pred, ntv = model.stateless_call(tv, ntv, x, training=True)\n"
+    "    loss, (_, ntv, _) = model.stateless_compute_loss(tv, ntv, mv, x=x, y=y, y_pred=y_pred)\n"
+    "    return loss, ntv\n"
+    "@jax.jit  # once\n"
+    "def train_step(state, x, y):\n"
+    "    tv, ntv, ov = state\n"
+    "    (loss, ntv), grads = jax.value_and_grad(loss_and_updates, has_aux=True)(tv, ntv, x, y)\n"
+    "    tv, ov = model.optimizer.stateless_apply(ov, grads, tv)\n"
+    "    return loss, (tv, ntv, ov)\n"
+)
+
+
+def _jit_step_applies(call: Call) -> str | None:
+    why = _step_applies(call)
+    if why is None and call.flavour != "keras3":
+        why = f"the model is {call.flavour}, not Keras 3"
+    return why
+
+
+def _jit_train_step(call: Call) -> Built:
+    from tfdiag.measure.methods_jax import jit_train_step
+    from tfdiag.measure.subject import take
+
+    clone = call.clone(run_eagerly=False)
+    loss_of(call, clone)  # builds the clone's compiled loss and metrics, as fit would
+    step, held, write_back = jit_train_step(clone)
+    if call.method == "train_on_batch":
+        batches, loop = [(call.x, call.y)], "loss, state = train_step(state, x, y)"
+        epochs = 1
+    else:
+        b, n = call.batch_size, num_samples(call.x)
+        batches = [(take(call.x, i, i + b), take(call.y, i, i + b)) for i in range(0, n, b)]
+        loop = f"for xb, yb in batches of {b}:  # × epochs\n"
+        loop += "    loss, state = train_step(state, xb, yb)"
+        epochs = call.arg("epochs", 1)
+        epochs = epochs if isinstance(epochs, int) and epochs >= 1 else 1
+
+    def run() -> Any:
+        loss = None
+        for _ in range(epochs):
+            for xb, yb in batches:
+                loss, held[0] = step(held[0], xb, yb)
+        return float(loss) if loss is not None else None  # waits, as fit does
+
+    def loss() -> float:
+        write_back()
+        return loss_of(call, clone)
+
+    return Built(run=run, fix=_JIT_STEP_FIX + loop, loss=loss)
+
+
 def _steps_applies(call: Call) -> str | None:
     why = _fit_applies(call)
     if why is None and call.facts.get("steps_per_execution") not in ("1", None):
@@ -174,9 +227,16 @@ _STEP_REPRODUCES = frozenset(
     {"x", "y", "batch_size", "epochs", "verbose", "shuffle", "reset_metrics", "return_dict"}
 )
 
+#: Keras calls on a clone: they hold on JAX as on TensorFlow (the clone loads no TensorFlow).
+_BOTH = frozenset({"tensorflow", "jax"})
+
 TRAINING_VARIANTS = {
     "more epochs": Variant(
-        "one fit over more epochs", TRAINING, _more_epochs_applies, _more_epochs
+        "one fit over more epochs",
+        TRAINING,
+        _more_epochs_applies,
+        _more_epochs,
+        backends=_BOTH,
     ),
     "train step": Variant(
         "tf.function train step",
@@ -184,13 +244,26 @@ TRAINING_VARIANTS = {
         _step_applies,
         _train_step,
         reproduces=_STEP_REPRODUCES,
+        twin="jit train step",
+    ),
+    "jit train step": Variant(
+        "jit train step",
+        TRAINING,
+        _jit_step_applies,
+        _jit_train_step,
+        reproduces=_STEP_REPRODUCES,
+        backends=frozenset({"jax"}),
+        twin="tf.function train step",
     ),
     "steps_per_execution": Variant(
         f"steps_per_execution={STEPS_PER_EXECUTION}",
         TRAINING,
         _steps_applies,
         _steps_per_execution,
+        backends=_BOTH,
     ),
-    "compiled fit": Variant("compiled as a graph", TRAINING, _compiled_applies, _compiled_fit),
-    "cast once": Variant("inputs cast once", TRAINING, _cast_applies, _cast_once),
+    "compiled fit": Variant(
+        "compiled as a graph", TRAINING, _compiled_applies, _compiled_fit, backends=_BOTH
+    ),
+    "cast once": Variant("inputs cast once", TRAINING, _cast_applies, _cast_once, backends=_BOTH),
 }

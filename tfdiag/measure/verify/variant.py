@@ -83,6 +83,13 @@ class Variant:
     #: The Keras backends it is built for (a ``tf.function`` or tf.data rewrite is
     #: TensorFlow's; on another backend it does not apply, so TensorFlow is never loaded).
     backends: frozenset[str] = frozenset({"tensorflow"})
+    #: The variant doing the same on the other backend (``tf.function`` ↔ a ``jax.jit`` of
+    #: ``stateless_call``): where that one is measured, this one is not named at all.
+    twin: str | None = None
+
+    def elsewhere(self) -> bool:
+        """Built for another backend than the process's, with a twin measured instead."""
+        return self.twin is not None and (keras_backend() or "tensorflow") not in self.backends
 
     def dropped(self, call: Call) -> tuple[str, ...]:
         """The call's arguments this variant would not reproduce (an argument given as its
@@ -95,9 +102,11 @@ class Variant:
 
     def why_not(self, call: Call) -> str | None:
         """Why the variant does not apply to ``call`` (None: it does)."""
-        backend = keras_backend()
-        if backend is not None and backend not in self.backends:
-            return f"a TensorFlow rewrite: not measured on Keras' {backend} backend yet"
+        backend = keras_backend() or "tensorflow"  # tf_keras alone runs on TensorFlow
+        if backend not in self.backends:
+            if "tensorflow" in self.backends:
+                return f"a TensorFlow rewrite: not measured on Keras' {backend} backend yet"
+            return f"built for Keras' {' / '.join(sorted(self.backends))} backend, not {backend}"
         why = self.applies(call)
         if why is not None:
             return why
