@@ -18,6 +18,18 @@ PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
 #: This tfdiag's own folder, wherever it is installed (an editable install is not in
 #: site-packages): its hooks in a profile are tfdiag's, never the user's code.
 OWN_ROOT = str(Path(__file__).resolve().parents[1]).replace("\\", "/") + "/"
+#: tfdiag's folder in a path recorded by another checkout (a report captured from a source
+#: tree elsewhere, read here): ``…/tfdiag/`` followed by one of its own stage packages.
+_STAGES = "advise|analysis|capture|frontends|measure|records|render|results|script"
+OWN_ELSEWHERE = re.compile(rf".*/tfdiag/(?=(?:{_STAGES})/|(?:keras|__init__|__main__)\.py$)")
+
+
+def _own_tail(p: str) -> str | None:
+    """``tfdiag/...`` for one of tfdiag's own files, here or in another checkout; else None."""
+    if p.startswith(OWN_ROOT):
+        return "tfdiag/" + p[len(OWN_ROOT) :]
+    m = OWN_ELSEWHERE.match(p)
+    return "tfdiag/" + p[m.end() :] if m else None
 
 
 @lru_cache(maxsize=65536)
@@ -26,8 +38,9 @@ def normalize_path(file: str) -> str:
     if file == "~":
         return "~"
     p = file.replace("\\", "/")
-    if p.startswith(OWN_ROOT):
-        return "tfdiag/" + p[len(OWN_ROOT) :]
+    own = _own_tail(p)
+    if own is not None:
+        return own
     m = SITE_PACKAGES.match(p)
     return p[m.end() :] if m else p
 
@@ -38,7 +51,7 @@ def is_user_code(file: str) -> bool:
     if file == "~" or file.startswith("<"):
         return False
     p = file.replace("\\", "/")
-    return not (p.startswith(OWN_ROOT) or SITE_PACKAGES.match(p) or STDLIB.match(p))
+    return not (_own_tail(p) is not None or SITE_PACKAGES.match(p) or STDLIB.match(p))
 
 
 def library_prefix(file: str) -> str | None:
