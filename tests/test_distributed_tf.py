@@ -82,13 +82,16 @@ def _capture_once(tmp_path: Path) -> tuple[str, Any]:
 
 
 def test_capture_traces_the_job_remotely_and_names_the_straggler(tmp_path: Path) -> None:
-    addresses, doc = _capture_once(tmp_path / "first")
-    if doc is None:  # TF's profiler killed a worker: one more job, and it must not again
-        tmp_path = tmp_path / "again"
-        addresses, doc = _capture_once(tmp_path)
-        assert doc is not None, "TF's profiler crashed a worker in two jobs running"
-    else:
-        tmp_path = tmp_path / "first"
+    # TF 2.21's profiler kills the slowed worker in some capture jobs (2 of 5 measured, two
+    # in a row in one fresh-clone run): another job then, up to four; anything but that
+    # native crash fails at once
+    for attempt in range(4):
+        job_dir = tmp_path / f"job{attempt}"
+        addresses, doc = _capture_once(job_dir)
+        if doc is not None:
+            break
+    assert doc is not None, "TF's profiler crashed a worker in four jobs running"
+    tmp_path = job_dir
     assert [w["index"] for w in doc["workers"]] == [0, 1]
     assert [w["source"] for w in doc["workers"]] == addresses.split(",")
     for w in doc["workers"]:

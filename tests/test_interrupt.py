@@ -228,12 +228,16 @@ def test_a_press_as_the_users_handler_comes_back_keeps_the_report(
             raise KeyboardInterrupt  # as the handler just put back raises a press
         return before
 
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        monkeypatch.setattr(signal, "getsignal", lambda s: signal.default_int_handler)
-    monkeypatch.setattr(ctrl_c.signal, "signal", put_back_then_pressed)
-    with pytest.raises(tfdiag.Interrupted) as info:
-        tfdiag.profile(lambda: sum(range(200)), iterations=4, tf_profiler=False)
-    monkeypatch.undo()
+    # Python's own handler, as in a terminal (a CI runner's background job inherits SIGINT
+    # ignored, and tfdiag then installs nothing)
+    outer = real(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(ctrl_c.signal, "signal", put_back_then_pressed)
+        with pytest.raises(tfdiag.Interrupted) as info:
+            tfdiag.profile(lambda: sum(range(200)), iterations=4, tf_profiler=False)
+        monkeypatch.undo()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        real(signal.SIGINT, outer)
     assert str(info.value).startswith("interrupted as the run finished")
     assert info.value.report is not None and not info.value.report.partial
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -268,7 +268,7 @@ def test_input_bound_pipeline_parallel_and_bound(
     def slow(a: Any) -> Any:
         import time
 
-        time.sleep(0.001)
+        time.sleep(0.003)  # 96 ms of sleeps per epoch: well above fit's own ~50 ms
         return a
 
     def load(a: Any, b: Any) -> Any:
@@ -278,14 +278,14 @@ def test_input_bound_pipeline_parallel_and_bound(
     options, spec, before = ds.options(), ds.element_spec, list(ds.as_numpy_iterator())
     model = tiny_model_factory("keras3")
     untouched(model)
-    (v,) = verify(model.fit, ds, epochs=1, verbose=0, ids=("input-bound",))
-    runs = _by_name(v)
-    if (v.speedup(runs["parallel map + prefetch"]) or 0) <= 1.2:  # once more, on a loaded box
+    for _ in range(3):  # up to three measurements on a loaded box (1.16x once beside burners)
         (v,) = verify(model.fit, ds, epochs=1, verbose=0, ids=("input-bound",))
         runs = _by_name(v)
+        if (v.speedup(runs["parallel map + prefetch"]) or 0) > 1.2:
+            break
     assert set(runs) == {"parallel map + prefetch", "cache", "input bound"}
     assert runs["input bound"].role == "bound" and runs["input bound"].ok
-    # 32 sleeps of 1 ms per epoch are gone from the bound, and from the cache after its pass
+    # 32 sleeps of 3 ms per epoch are gone from the bound, and from the cache after its pass
     assert (v.speedup(runs["input bound"]) or 0) > 1.2
     parallel = runs["parallel map + prefetch"]
     assert parallel.ok and parallel.role == "fix"

@@ -22,7 +22,7 @@ CASE = Case(
     expect="drift",
     fix_mentions=("concatenate", "grow"),
     premise=4.4,
-    iterations=20,
+    iterations=40,
 )
 
 ROWS, FEATURES, EMBED = 8192, 16, 64
