@@ -149,10 +149,11 @@ def per_call_overhead(ctx: Context) -> Detection | None:
     return Detection(impact, tuple(evidence), values={"method": call.method})
 
 
-def _primitives(ctx: Context) -> tuple[float, float] | None:
-    """JAX primitives dispatched one at a time: ``(per iteration, their own run in steady
-    seconds)`` — their self time less ``dispatch_s`` each — or None below
-    ``min_ops_per_iteration``."""
+def _primitives(ctx: Context, python_s: float) -> tuple[float, float, float] | None:
+    """JAX primitives dispatched one at a time under ``python_s`` of steady Python:
+    ``(per iteration, their own run in steady seconds, the removable share)`` — their own run
+    is their self time less ``dispatch_s`` each, the removable share the rest of
+    ``python_s`` — or None below ``min_ops_per_iteration`` or a removable ``min_share``."""
     analysis = ctx.analysis
     fns = analysis.steady.functions
     prims = list(with_role(ctx.record, analysis, "primitive-dispatch"))
@@ -161,7 +162,10 @@ def _primitives(ctx: Context) -> tuple[float, float] | None:
         return None
     calls = sum(fns[i].primitive_calls for i, _ in prims)
     kernel_s = max(sum(fns[i].self_s for i, _ in prims) - calls * ctx.threshold("dispatch_s"), 0)
-    return ops, kernel_s
+    removable = min(analysis.of_steady(max(python_s - kernel_s, 0.0)), 1.0)
+    if removable < ctx.threshold("min_share"):
+        return None
+    return ops, kernel_s, removable
 
 
 def eager_step(ctx: Context) -> Detection | None:
@@ -177,13 +181,10 @@ def eager_step(ctx: Context) -> Detection | None:
     if not steps:
         return None
     step_s = sum(f.cum_s for _, f in steps)
-    found = _primitives(ctx)
+    found = _primitives(ctx, step_s)
     if found is None:
         return None
-    ops, kernel_s = found
-    removable = min(analysis.of_steady(max(step_s - kernel_s, 0.0)), 1.0)
-    if removable < ctx.threshold("min_share"):
-        return None
+    ops, kernel_s, removable = found
     per_step = sum(analysis.steady_calls_per_iteration(i) for i, _ in steps)
     evidence = [
         f"Keras' step (`{steps[0][1].short_name}`) runs as Python {per_step:.3g}× per "
@@ -249,13 +250,10 @@ def eager_model_call(ctx: Context) -> Detection | None:
                         count(w.caller, w.cum_s * frac)
     if caller < 0:
         return None
-    found = _primitives(ctx)
+    found = _primitives(ctx, calls_s)
     if found is None:
         return None
-    ops, kernel_s = found
-    removable = min(analysis.of_steady(max(calls_s - kernel_s, 0.0)), 1.0)
-    if removable < ctx.threshold("min_share"):
-        return None
+    ops, _, removable = found
     who = fns[caller]
     evidence = (
         f"your `{who.short_name}` calls a Keras model or layer directly, outside `jax.jit`: "
