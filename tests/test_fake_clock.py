@@ -9,6 +9,7 @@ of two, so the sums are exact in floating point.
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tfdiag.capture.runner import profile_call
 from tfdiag.capture.sampling import ThreadSampler
 from tfdiag.keras import ProfileCallback
 from tfdiag.records.catalog import Category
+from tfdiag.records.errors import ProbeError
 from tfdiag.script import instrument
 from tfdiag.script.instrument import run_script
 
@@ -206,3 +208,53 @@ def test_the_sampler_gives_each_sample_the_time_since_the_last() -> None:
     ((codes, (samples, seconds)),) = sampler.stacks.items()
     assert (samples, seconds) == (2, 2.0**-4 + 2.0**-3)
     assert [c.co_name for c in codes][:2] == ["inner", "sample"]  # root → leaf, below the loop
+
+
+class _FailingTrace:
+    """A TF profiler that traces its block (slowing each call 2**-5 s) and then fails to
+    stop or to be read, as a busy machine or a broken xprof can make it."""
+
+    SLOW_S = 2.0**-5
+
+    def __init__(self, clock: FakeClock, fails_at: str) -> None:
+        self.clock, self.fails_at, self.running = clock, fails_at, False
+
+    def begin(self) -> None:
+        self.running = True
+
+    @contextlib.contextmanager
+    def step(self, i: int):  # type: ignore[no-untyped-def]
+        self.clock.advance(self.SLOW_S)  # inside the call's timing, as the profiler's cost
+        yield
+
+    def stop(self, clock: FakeClock) -> float:
+        self.running = False
+        if self.fails_at == "stop":
+            raise ProbeError("the TF profiler could not write its trace (disk full)")
+        return 0.0
+
+    def read(self, times, export_s):  # type: ignore[no-untyped-def]
+        raise ProbeError("xprof could not read the trace (overview_page is empty)")
+
+    def abort(self) -> None:
+        self.running = False
+
+    def cleanup(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("fails_at", ["stop", "read"])
+def test_traced_calls_stay_apart_when_the_trace_is_lost(monkeypatch, fails_at: str) -> None:
+    from tfdiag.capture import observe
+
+    clock = FakeClock()
+    program = Program(clock)
+    monkeypatch.setattr(observe, "_trace", lambda out: _FailingTrace(clock, fails_at))
+    report = profile_call(program.step, iterations=6, clock=clock, tf_profiler=True)
+    t = report.timing
+    # 3 calls ran under the (failed) TF profiler, then the 6 plain ones asked for
+    assert t.traced == 3 and len(t.iteration_s) == 3 + 6
+    assert t.plain_s == (CALL_S,) * 6 and t.median_s == CALL_S
+    assert t.iteration_s[:3] == (CALL_S + _FailingTrace.SLOW_S,) * 3
+    assert report.probes is None  # no trace was read: no op table claimed
+    assert any("TF profiler probe:" in n for n in report.notes)

@@ -58,8 +58,10 @@ def test_timing_and_classification(reports, flavour: str) -> None:
     t = report.timing
     profiled = 3  # half of N = 5, at least 3, ran under cProfile; all N were timed
     assert t.iterations == profiled and t.profiled_calls == profiled + 1
-    assert len(t.plain_s) == N and len(t.profiled_iteration_s) == profiled
-    assert t.first_call_s is not None and t.first_call_s > t.median_s  # the cold call builds
+    # what a busy run looked like, should one of these fail there: the times and the notes
+    seen = (t, report.notes)
+    assert len(t.plain_s) == N and len(t.profiled_iteration_s) == profiled, seen
+    assert t.first_call_s is not None and t.first_call_s > t.median_s, seen  # the cold call builds
     a = report.analysis
     assert a.exact_steady
     # The steady state is the N iterations: the entry ran exactly N times in it.

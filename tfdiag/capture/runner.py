@@ -382,7 +382,9 @@ class _Run:
             )
         return build_report(
             call=self.call,
-            timing=steady_timing(self.profiled, obs.times, obs.traced if traced else 0),
+            # the traced block ran under the profiler whether or not its trace could be read:
+            # its calls stay apart from the plain ones, the median and the timeline's
+            timing=steady_timing(self.profiled, obs.times, obs.traced),
             profile=self.session.snapshot(),
             cold=self.cold,
             rules=rules,
