@@ -1049,6 +1049,32 @@ def test_conversions_inside_ops_or_under_the_share_are_not_the_inputs() -> None:
     assert "conversion-overhead" not in _ids(_converting(0.09))
 
 
+def _autopacking(*, inside_op: bool) -> Report:
+    """A nested Python list converted through array_ops' autopacking (its element-type scan,
+    a generator in tensorflow/python/ops, is most of the time), 70 % of each call: bound as a
+    tf.function's argument, or converted by an eager op for its own arguments."""
+    scan = Node(TF + "ops/array_ops.py", "_should_not_autopack.<locals>.<genexpr>", 0.6 * N, N)
+    check = Node(TF + "ops/array_ops.py", "_should_not_autopack", 0.0, N, [scan])
+    pack = Node(TF + "ops/array_ops.py", "_autopacking_helper", 0.1 * N, N)
+    autopack = Node(
+        TF + "ops/array_ops.py", "_autopacking_conversion_function", 0.0, N, [check, pack]
+    )
+    convert = Node(TF + "framework/ops.py", "convert_to_tensor", 0.0, N, [autopack])
+    if inside_op:
+        convert = Node(TF + "ops/math_ops.py", "add", 0.0, N, [convert])
+    root = Node(TRAINER, "TensorFlowTrainer.predict_on_batch", 0.0, N, [convert, _graph(0.3 * N)])
+    return make_report([root], N, cold=[], method="predict_on_batch", args=("[[1.0, 2.0]]",))
+
+
+def test_a_nested_list_autopacked_for_the_call_is_the_inputs_conversion() -> None:
+    # the scan's caller is in tensorflow/python/ops (an op-internal frame) but converts
+    # itself: whose conversion it is, the chain's first caller outside it says
+    lead = _lead(_autopacking(inside_op=False), "conversion-overhead")
+    assert lead.impact == pytest.approx(0.7, abs=0.01)
+    assert lead.fix.startswith("Build the input tensor once (`tf.constant(...)`")
+    assert "conversion-overhead" not in _ids(_autopacking(inside_op=True))
+
+
 def test_outputs_copied_back_to_numpy_are_not_the_inputs_conversion() -> None:
     copy = Node(
         "~",

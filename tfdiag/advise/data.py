@@ -238,7 +238,9 @@ def _internal(analysis: Analysis, memo: dict[int, float], i: int, depth: int = 0
     frac = 0.0
     for w, e in zip(edge_weights(fn), fn.callers):
         rule = analysis.rules[e.caller]
-        if rule is not None and rule.category is Category.WRAPPER:
+        if rule is not None and rule.category is Category.WRAPPER or _converts(analysis, e.caller):
+            # a conversion's own helpers (array_ops' autopacking of a nested list) sit in
+            # tensorflow/python/ops too: whose conversion it is, the chain's callers decide
             frac += w * _internal(analysis, memo, e.caller, depth + 1)
         elif analysis.has_role(e.caller, "op-internal"):
             frac += w
@@ -248,13 +250,17 @@ def _internal(analysis: Analysis, memo: dict[int, float], i: int, depth: int = 0
     return frac
 
 
+def _converts(analysis: Analysis, i: int) -> bool:
+    """Is most of frame ``i``'s own time tensor conversion?"""
+    return analysis.own[i].get(Category.TENSOR_CONVERSION, 0.0) > 0.5
+
+
 def _passes_through(analysis: Analysis, i: int) -> bool:
     """Is frame ``i`` part of a conversion (or a wrapper), so its own callers decide?"""
     rule = analysis.rules[i]
     if rule is not None and rule.category is Category.WRAPPER:
         return True
-    own = analysis.own[i]
-    return own.get(Category.TENSOR_CONVERSION, 0.0) > 0.5 or (
+    return _converts(analysis, i) or (
         rule is None and not is_user_code(analysis.steady.functions[i].file)
     )
 

@@ -144,6 +144,20 @@ RULES: tuple[Rule, ...] = (
         TC,
         "numpy arrays become constant tensors (a copy)",
     ),
+    # a (nested) Python list becomes a tensor through array_ops' autopacking conversion:
+    # it flattens the list and checks each element's type in Python before packing it
+    Rule(
+        "tensorflow/python/ops/array_ops.py",
+        "*autopack*",
+        TC,
+        "a nested Python list is walked element by element and packed into a tensor",
+    ),
+    Rule(
+        "tensorflow/python/ops/array_ops.py",
+        "*_nested_*",
+        TC,
+        "a nested Python list's elements are read for their dtype (or cast) one by one",
+    ),
     # before the catch-all EagerTensor rule below: copying a result out is not an input's
     Rule(
         "~",
