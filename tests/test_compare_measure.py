@@ -94,6 +94,47 @@ def test_block_size_reaches_the_minimum_block_time() -> None:
     assert by_name["slow"].number == 1
 
 
+@pytest.mark.parametrize(
+    ("warmup", "costs"),
+    [
+        (1, [0.5, 0.001]),  # the only warm-up call is the cold one: it traces
+        (2, [0.5, 0.05, 0.001]),  # the last warm-up call was stalled by the machine
+    ],
+)
+def test_a_block_grows_until_it_lasts_the_minimum(warmup: int, costs: list[float]) -> None:
+    # Sized from that one slow call alone, every block would be a single 1 ms call, and one
+    # stall of the machine would read as a tenfold slower method (a 6x tf.function gain read
+    # as within the noise beside two CPU-bound jobs).
+    clock = FakeClock()
+    (t,) = measure(
+        [clock.method("m", costs)], warmup=warmup, repeats=3, min_block_s=0.02, clock=clock
+    )
+    assert t.number == 20
+    assert t.times_s == pytest.approx((0.001,) * 3)
+    assert t.warmup_s == pytest.approx(tuple(costs[:warmup]))  # growing it is not a warm-up
+
+
+def test_growing_a_block_that_raises_drops_the_method() -> None:
+    clock = FakeClock()
+    calls = [0]
+
+    def breaks_on_second(n: int) -> None:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise ValueError("out of memory")
+        clock.t += 0.5 if calls[0] == 1 else 0.001 * n
+
+    good, bad = measure(
+        [clock.method("good", 0.01), ("bad", breaks_on_second)],
+        warmup=1,
+        repeats=2,
+        min_block_s=0.02,
+        clock=clock,
+    )
+    assert bad.error == "ValueError: out of memory" and bad.times_s == ()
+    assert good.number == 2 and len(good.times_s) == 2
+
+
 def test_rounds_are_interleaved_and_rotated() -> None:
     clock = FakeClock()
     runners = [clock.method(n, 0.01) for n in ("a", "b", "c")]

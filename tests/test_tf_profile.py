@@ -13,6 +13,7 @@ import pytest
 from conftest import run_cli
 
 import tfdiag
+from tfdiag.analysis.classify import CostClass
 from tfdiag.records.catalog import Category
 
 pytestmark = pytest.mark.tf
@@ -61,8 +62,17 @@ def test_timing_and_classification(reports, flavour: str) -> None:
     # what a busy run looked like, should one of these fail there: the times and the notes
     seen = (t, report.notes)
     assert len(t.plain_s) == N and len(t.profiled_iteration_s) == profiled, seen
-    assert t.first_call_s is not None and t.first_call_s > t.median_s, seen  # the cold call builds
+    assert t.first_call_s is not None, seen
     a = report.analysis
+    # The cold call builds: by call count, functions ran in it that no later call ran, and it
+    # traced more than a steady iteration did (33 vs 14 ms in keras3, 61 vs 14 in tf_keras).
+    # Not "first_call_s > median_s": keras3's per-call pipeline retraces tf.data's functions
+    # every call, so the cold call is only ~1.8x a later one, and beside two CPU-bound jobs
+    # it ran in 97 ms against a 108 ms median (fresh-clone run 8 of 11ac7f9).
+    assert a.class_count(CostClass.BUILD) > 0, seen
+    cold_tracing = a.first_call_seconds(Category.GRAPH_BUILDING)
+    steady_tracing = a.steady_attribution.seconds(Category.GRAPH_BUILDING) / a.iterations
+    assert cold_tracing > steady_tracing, (cold_tracing, steady_tracing, seen)
     assert a.exact_steady
     # The steady state is the N iterations: the entry ran exactly N times in it.
     entry = next(

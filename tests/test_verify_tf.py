@@ -216,7 +216,10 @@ def test_eager_model_call_to_tf_function_and_float64_cast(
     deep = _deep_model(flavour)  # eager per-layer cost is what tf.function removes: 8 layers
     untouched(deep)  # gain 4.5-13x beside two CPU-bound jobs; the 2-layer seed's 2.4x overlapped
     # seven blocks a side, as verify's default: with three, one block stalled by the machine
-    # is a quartile, and a 4.4x gain read as overlapping (fresh-clone run, tf_keras)
+    # is a quartile, and a 4.4x gain read as overlapping (fresh-clone run, tf_keras). One warm-up
+    # call, so the blocks are sized by measure's growing them, not by the cold call: sized from
+    # it, each was one 0.5 ms call and a 5 ms stall made a 6.2x gain read as noise (2 of 8 beside
+    # two CPU-bound jobs; grown, 16 of 16 verified, 5.6-16x)
     steady = replace(FAST, repeats=7, min_block_s=0.02)
     (eager,) = verify(deep, x, ids=("eager-execution",), settings=steady)
     assert [r.name for r in eager.variants] == ["tf.function"]

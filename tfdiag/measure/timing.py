@@ -3,11 +3,12 @@
 Every runner is a callable ``run(number)`` that performs ``number`` calls of one
 method. :func:`measure` first makes ``warmup`` untimed-for-the-statistics calls of
 every method (graph building, tracing and caches land there), picks for each method
-a block size ``number`` so one timed block lasts at least ``min_block_s``, then
-times ``repeats`` rounds. Within a round every live method runs one block, and the
-order rotates from round to round, so a machine that drifts (heat, a neighbour's
-job) favours no method. A method that raises is dropped with its one-line error;
-the others keep running.
+a block size ``number`` so one timed block lasts at least ``min_block_s`` (guessed from
+its last warm-up call, then grown by untimed blocks until one lasts that long, as
+timeit's autorange does), then times ``repeats`` rounds. Within a round every live
+method runs one block, and the order rotates from round to round, so a machine that
+drifts (heat, a neighbour's job) favours no method. A method that raises is dropped
+with its one-line error; the others keep running.
 
 Nothing here imports TensorFlow, prints, or formats.
 """
@@ -23,6 +24,8 @@ from tfdiag.records.clock import Clock, Progress
 
 #: The most calls one timed block may hold.
 MAX_NUMBER = 10_000
+#: Untimed blocks at most that grow a block until it lasts ``min_block_s``.
+CALIBRATIONS = 3
 
 Runner = Callable[[int], object]
 #: ``on_step(done, total, name)`` after every warm-up call and timed block (Progress).
@@ -73,8 +76,8 @@ def measure(
         runners: ``(name, run)`` pairs; ``run(n)`` makes ``n`` calls.
         warmup: calls per method before timing (at least 1: the first call builds).
         repeats: timed rounds; each method runs one block per round.
-        min_block_s: a block holds enough calls to last at least this long,
-            judged from the last warm-up call.
+        min_block_s: a block holds enough calls to last at least this long: guessed from
+            the last warm-up call, then grown by untimed blocks until one lasts that long.
         number: a fixed block size for every method instead of ``min_block_s``.
         clock: seconds as a float (``time.perf_counter``; a fake one in tests).
         on_step: progress callback.
@@ -110,9 +113,32 @@ def measure(
     for r in range(warmup):
         for name in _rotated(names, r, errors):
             step(name, 1, warm[name])
+
+    def calibrated(name: str, n: int) -> int:
+        """Grow ``n`` until one block of it lasts ``min_block_s``, as timeit's autorange does,
+        starting from the warm-up's guess. That guess comes from one call: the cold one when
+        ``warmup`` is 1, or one the machine stalled, and either makes every block a call or two,
+        too short to average a stall out (a 0.5 ms call stalled 5 ms read as 10x)."""
+        for _ in range(CALIBRATIONS):
+            if n >= MAX_NUMBER:
+                break
+            try:
+                t0 = clock()
+                run[name](n)
+                elapsed = clock() - t0
+            except Exception as exc:  # as in a timed block: the method is dropped
+                errors[name] = one_line(exc)
+                taken[name] = per_method
+                break
+            if elapsed >= min_block_s:
+                break
+            n = max(n + 1, block_size(elapsed / n, min_block_s))
+        return n
+
     for name in names:
         if name not in errors:
-            numbers[name] = number or block_size(warm[name][-1], min_block_s)
+            guess = block_size(warm[name][-1], min_block_s)
+            numbers[name] = number or (calibrated(name, guess) if min_block_s > 0 else guess)
     for r in range(repeats):
         for name in _rotated(names, r, errors):
             step(name, numbers[name], times[name])
