@@ -64,15 +64,12 @@ def test_timing_and_classification(reports, flavour: str) -> None:
     assert len(t.plain_s) == N and len(t.profiled_iteration_s) == profiled, seen
     assert t.first_call_s is not None, seen
     a = report.analysis
-    # The cold call builds: by call count, functions ran in it that no later call ran, and it
-    # traced more than a steady iteration did (33 vs 14 ms in keras3, 61 vs 14 in tf_keras).
-    # Not "first_call_s > median_s": keras3's per-call pipeline retraces tf.data's functions
-    # every call, so the cold call is only ~1.8x a later one, and beside two CPU-bound jobs
-    # it ran in 97 ms against a 108 ms median (fresh-clone run 8 of 11ac7f9).
+    # The cold call builds: by call count, functions ran in it that no later call ran. Not by
+    # its time: keras3's per-call pipeline retraces tf.data's functions every call, so its cold
+    # call is only ~1.8x a later one, and beside two CPU-bound jobs it ran in 97 ms against a
+    # 108 ms median (fresh-clone run 8 of 11ac7f9); its tracing time against a steady
+    # iteration's lost the same way (25 against 31 ms, tf_keras, run 11 of beb1d3f).
     assert a.class_count(CostClass.BUILD) > 0, seen
-    cold_tracing = a.first_call_seconds(Category.GRAPH_BUILDING)
-    steady_tracing = a.steady_attribution.seconds(Category.GRAPH_BUILDING) / a.iterations
-    assert cold_tracing > steady_tracing, (cold_tracing, steady_tracing, seen)
     assert a.exact_steady
     # The steady state is the N iterations: the entry ran exactly N times in it.
     entry = next(
