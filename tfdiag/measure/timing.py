@@ -98,15 +98,23 @@ def measure(
     total = per_method * len(names)
     taken = dict.fromkeys(names, 0)
 
-    def step(name: str, n: int, into: list[float]) -> None:
-        taken[name] += 1
+    def timed(name: str, n: int) -> float | None:
+        """One block of ``n`` calls: its seconds, or None when it raised (the method is
+        dropped with its one-line error, and its remaining steps will not run)."""
         try:
             t0 = clock()
             run[name](n)
-            into.append((clock() - t0) / n)
+            return clock() - t0
         except Exception as exc:  # the method failed; the others still run
             errors[name] = one_line(exc)
-            taken[name] = per_method  # its remaining steps will not run
+            taken[name] = per_method
+            return None
+
+    def step(name: str, n: int, into: list[float]) -> None:
+        taken[name] += 1
+        elapsed = timed(name, n)
+        if elapsed is not None:
+            into.append(elapsed / n)
         if on_step is not None:
             on_step(sum(taken.values()), total, name)
 
@@ -122,15 +130,8 @@ def measure(
         for _ in range(CALIBRATIONS):
             if n >= MAX_NUMBER:
                 break
-            try:
-                t0 = clock()
-                run[name](n)
-                elapsed = clock() - t0
-            except Exception as exc:  # as in a timed block: the method is dropped
-                errors[name] = one_line(exc)
-                taken[name] = per_method
-                break
-            if elapsed >= min_block_s:
+            elapsed = timed(name, n)
+            if elapsed is None or elapsed >= min_block_s:
                 break
             n = max(n + 1, block_size(elapsed / n, min_block_s))
         return n
