@@ -78,6 +78,7 @@ def test_warmup_calls_are_excluded_from_the_statistics() -> None:
     assert t.warmup_s == pytest.approx((1.0, 0.02))
     assert t.times_s == pytest.approx((0.02,) * 4)
     assert t.number == 1
+    assert clock.log == ["m"] * 6  # no minimum block: nothing grows it, no untimed block runs
 
 
 def test_block_size_reaches_the_minimum_block_time() -> None:

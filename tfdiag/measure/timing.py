@@ -126,7 +126,10 @@ def measure(
         """Grow ``n`` until one block of it lasts ``min_block_s``, as timeit's autorange does,
         starting from the warm-up's guess. That guess comes from one call: the cold one when
         ``warmup`` is 1, or one the machine stalled, and either makes every block a call or two,
-        too short to average a stall out (a 0.5 ms call stalled 5 ms read as 10x)."""
+        too short to average a stall out (a 0.5 ms call stalled 5 ms read as 10x). With no
+        minimum there is nothing to grow to, and no untimed block is run."""
+        if min_block_s <= 0:
+            return n
         for _ in range(CALIBRATIONS):
             if n >= MAX_NUMBER:
                 break
@@ -138,8 +141,7 @@ def measure(
 
     for name in names:
         if name not in errors:
-            guess = block_size(warm[name][-1], min_block_s)
-            numbers[name] = number or (calibrated(name, guess) if min_block_s > 0 else guess)
+            numbers[name] = number or calibrated(name, block_size(warm[name][-1], min_block_s))
     for r in range(repeats):
         for name in _rotated(names, r, errors):
             step(name, numbers[name], times[name])
