@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from tfdiag.analysis.xprof import BREAKDOWN
 from tfdiag.records.callbacks import PyCallback
+from tfdiag.records.lines import LinesRecord
 from tfdiag.records.probes import InputStage, OpRow, Probes, PyFuncs, TfProfile
 from tfdiag.records.report import CallInfo, Environment, Timing
 from tfdiag.records.stats import CallerEdge, FunctionStat, ProfileStats
@@ -86,6 +87,8 @@ def make_report(
     traces: tuple[TraceEvent, ...] = (),
     py_callbacks: tuple[PyCallback, ...] = (),
     tf_profile: TfProfile | None = None,
+    lines: LinesRecord | None = None,
+    call_line: tuple[str, int, str] = ("", 0, ""),
 ) -> Report:
     """A Report over a synthetic profile; ``cold`` is the tree of the first call alone.
 
@@ -102,6 +105,9 @@ def make_report(
             args=args,
             kwargs=kwargs,
             facts=facts,
+            file=call_line[0],
+            line=call_line[1],
+            code=call_line[2],
         ),
         environment=Environment(python="3.11", tensorflow="2.21.0", keras="3.15.1"),
         timing=Timing(
@@ -116,6 +122,7 @@ def make_report(
         probes=Probes(tf_profile=tf_profile) if tf_profile is not None else None,
         traces=traces,
         py_callbacks=py_callbacks,
+        lines=lines,
     )
 
 

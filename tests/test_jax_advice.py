@@ -368,7 +368,7 @@ def test_a_keras_step_run_as_python_on_jax_is_eager_execution() -> None:
     )
     [first, *_] = findings_of(dataclasses.replace(report, environment=JAX_ENV))
     assert first.id == "eager-execution"
-    assert "run_eagerly" in first.fix and "jit_compile" in first.fix
+    assert "run_eagerly=True" in first.fix and "jitted XLA program" in first.fix
 
 
 def test_keras_on_pytorch_gets_one_line_and_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:

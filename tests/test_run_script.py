@@ -188,7 +188,11 @@ def test_console_view_lists_sites_with_share(tmp_path: Path, fake_keras: None) -
     result.show(Console(file=buf, width=140, color_system=None))
     text = buf.getvalue()
     loop = next(site for site in result.sites if site.location == "script.py:6")
-    row = next(line for line in text.splitlines() if "script.py:6 " in line)
+    row = next(
+        line
+        for line in text.splitlines()
+        if "script.py:6 · " in line and "of the script" not in line
+    )
     assert "FakeModel.predict" in row and f"{100 * result.share(loop):.1f} %" in row
     assert "Costly call sites" in text and "   model.predict(1)" in text
 

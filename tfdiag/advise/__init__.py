@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tfdiag.advise.anchors import FAMILY_REMEDIES, anchor
+from tfdiag.advise.costly import COSTLY_LINE
 from tfdiag.advise.evidence import effective_kind
 from tfdiag.advise.finding import (
     TIERS,
@@ -24,9 +26,13 @@ from tfdiag.advise.finding import (
     FindingSpec,
     call_kind,
 )
+from tfdiag.advise.remedies import Scene, remedy
+from tfdiag.advise.remedies import evidence as line_evidence
+from tfdiag.advise.switches import live_switch, model_switch
 from tfdiag.advise.table import FINDINGS
 from tfdiag.advise.user import user_finding
 from tfdiag.advise.work import NO_FINDING
+from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
@@ -178,6 +184,8 @@ def advise(
         verification = record.verification_of(spec.id)
         severity = spec.severity(max(impact, measured_impact(verification)))
         found.append(_Found(spec, d, impact, ctx, verification, severity, order))
+    if any(f.spec.id not in (COSTLY_LINE, NO_FINDING) for f in found):
+        found = [f for f in found if f.spec.id != COSTLY_LINE]  # a line, when nothing else
     if len(found) > 1:  # where the time went is said only when nothing else is
         found = [f for f in found if f.spec.id != NO_FINDING]
     found.sort(
@@ -191,20 +199,63 @@ def advise(
     found = _after_their_cause(_without_missing_causes(found))
     out = []
     steady = sum(1 for f in found if f.spec.tier == "steady")
+    scene = Scene(analysis.lines, found[0].ctx.backend if found else None)
     for n, f in enumerate(found):
         alone = steady == (1 if f.spec.tier == "steady" else 0)
-        fix = f.spec.fix_for(
-            f.detection, effective_kind(f.ctx), leads=n == 0, alone=alone, backend=f.ctx.backend
+        d = f.detection
+        line = (
+            _switch(record, f.spec.id, d.variant)
+            or d.line
+            or anchor(analysis, f.spec.id, d.culprit)
         )
+        cure = remedy(line, scene) if line is not None and _accepts(f.spec.id, line) else None
+        if cure is None and line is not None and line.code and not line.entry:
+            d = replace(d, values={**_line_values(line), **d.values})
+        if cure is not None:
+            fix, key = cure.text, cure.key
+        else:
+            as_kind = effective_kind(f.ctx)
+            lead, backend = n == 0, f.ctx.backend
+            text = f.spec.fix_key_for(d, as_kind, leads=lead, alone=alone, backend=backend)
+            fix = f.spec.fix_for(d, as_kind, leads=lead, alone=alone, backend=backend)
+            key = f"{f.spec.id}:{text}"
+        evidence = d.evidence
+        if line is not None and line.line:
+            evidence = (line_evidence(line), *evidence)
         out.append(
             Finding(
                 f.spec.id,
                 f.spec.title_for(f.ctx.backend),
                 f.severity,
                 f.impact,
-                f.detection.evidence,
+                evidence,
                 fix,
                 verification=f.verification,
+                line=line,
+                remedy=key,
             )
         )
     return tuple(out)
+
+
+def _line_values(line: UserLine) -> dict[str, str]:
+    """A line as a fix text's ``{line}``, ``{code}`` and ``{function}``."""
+    return {"line": line.location, "code": line.code, "function": line.function}
+
+
+def _accepts(family: str, line: UserLine) -> bool:
+    """Does the remedy of ``line``'s API fix a finding of ``family``? Only where the finding
+    explains that kind of work (a compute-bound model is not cured by `predict_on_batch`);
+    a debugging switch is put there only for the findings it explains."""
+    if family == COSTLY_LINE or line.nature == "debug-switch":
+        return True
+    return line.nature in FAMILY_REMEDIES.get(family, frozenset())
+
+
+def _switch(record: RunRecord, family: str, variant: str | None) -> UserLine | None:
+    """The debugging switch that causes the finding, when the record shows one on."""
+    if variant == "run-eagerly":
+        return model_switch(record)
+    return live_switch(record, family) or (
+        live_switch(record, "eager-execution") if variant == "run-functions-eagerly" else None
+    )

@@ -4,6 +4,7 @@ every call."""
 
 from __future__ import annotations
 
+from tfdiag.advise import remedies
 from tfdiag.advise.evidence import (
     graph_calls_per_iteration,
     iterators_per_read,
@@ -19,6 +20,7 @@ from tfdiag.advise.evidence import (
     with_role,
 )
 from tfdiag.advise.finding import Context, Detection
+from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code
@@ -79,7 +81,9 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
             evidence.append(
                 f"each iterator serves {fresh[1]:.3g} `next()` call(s): a new one per batch"
             )
-    return Detection(impact, tuple(evidence), variant=variant, values={"method": method})
+    return Detection(
+        impact, tuple(evidence), variant=variant, values={"method": method}, culprit=top.index
+    )
 
 
 def per_epoch_overhead(ctx: Context) -> Detection | None:
@@ -256,6 +260,9 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
             else "model"
         )
         candidates.append((max(best[0], tracing_share), line, variant))
+    built = _built_per_call(ctx)
+    if built is not None:
+        candidates.append((built.share, remedies.evidence(built), "line"))
     if fresh:
         name, count = fresh
         line = (
@@ -270,10 +277,27 @@ def model_rebuilt_per_call(ctx: Context) -> Detection | None:
         candidates.append((tracing_share, line, variant))
     if not candidates:
         return None
-    impact, line, variant = max(candidates)
+    impact, text, variant = max(candidates, key=lambda c: c[0])
     if impact < ctx.threshold("min_share"):
         return None
-    return Detection(impact, (line,), variant=variant)
+    if variant == "line":
+        return Detection(impact, (), variant="model", line=built)
+    culprit = best[1] if best is not None and variant in ("model", "compile", "weights") else None
+    return Detection(impact, (text,), variant=variant, culprit=culprit)
+
+
+def _built_per_call(ctx: Context) -> UserLine | None:
+    """The costliest of the user's lines that builds or sets something up (a constructor,
+    ``adapt``, ``compile``, ``load_*``: build cost by the API's nature) on every call —
+    the seeds' build class, found where it runs per iteration."""
+    built = [
+        u
+        for u in ctx.analysis.lines
+        if not u.entry
+        and u.build_type
+        and (u.calls_per_iteration or 0.0) >= ctx.threshold("min_calls_per_iteration")
+    ]
+    return max(built, key=lambda u: u.share) if built else None
 
 
 def _new_optimizer(ctx: Context) -> str | None:

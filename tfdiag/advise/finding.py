@@ -15,6 +15,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
+from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.report import RunRecord
 from tfdiag.records.verification import Verification
@@ -57,6 +58,11 @@ class Finding:
     #: Fields beside the text, in JSON (a straggler's ``slow_workers``).
     data: tuple[tuple[str, Any], ...] = ()
     verification: Verification | None = None
+    #: The user's line the finding is about (None: none is known), and what wrote its fix:
+    #: a remedy rule's key (:mod:`tfdiag.advise.remedies`: ``construct:tf.function``), or
+    #: the finding's own text as ``<id>:<key>`` (``per-iteration-tracing:python-value@line``).
+    line: UserLine | None = None
+    remedy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,9 @@ class Detection:
         part_of: the id of the finding whose fix removes this one too (the traces of a
             pipeline built per call are part of ``per-call-input-pipeline``): when that
             finding is reported, this one ranks right after it, whatever its impact.
+        culprit: the profile row whose cost the finding is about: the user's line above it
+            anchors the finding (:mod:`tfdiag.advise.anchors`).
+        line: the user's line itself, when the detector found the finding on it.
     """
 
     impact: float
@@ -80,6 +89,8 @@ class Detection:
     part_of: str | None = None
     #: Fields the finding carries in JSON beside its text (``slow_workers``).
     data: tuple[tuple[str, Any], ...] = ()
+    culprit: int | None = None
+    line: UserLine | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,9 @@ class FindingSpec(Generic[C]):
         detect: measures the finding on one run, or returns None when it does not apply.
         fixes: the fix text by call kind (``CallKind`` values) or by a variant the detector
             names; ``"other"`` is the fallback. ``{name}`` placeholders take the detection's
-            values.
+            values. A key ending in ``@line`` is the text for when the finding's line of the
+            user's code is known: it comes first, with ``{line}`` (``app.py:34``),
+            ``{code}`` (its text) and ``{function}`` (the user's function) filled in.
         thresholds: the numbers the detector compares against, by name.
         bands: impact from which the severity is ``high`` and ``medium`` (else ``low``).
         when: when it fires, in words (docs/catalog.md).
@@ -183,7 +196,20 @@ class FindingSpec(Generic[C]):
         alone: bool = False,
         backend: str | None = None,
     ) -> str:
-        """The fix text for this run: the detection's variant when it has one of its own
+        """The fix text for this run (:meth:`fix_key_for`'s, filled in)."""
+        key = self.fix_key_for(detection, kind, leads=leads, alone=alone, backend=backend)
+        return _fill(self.fixes[key], detection.values)
+
+    def fix_key_for(
+        self,
+        detection: Detection,
+        kind: CallKind,
+        *,
+        leads: bool = False,
+        alone: bool = False,
+        backend: str | None = None,
+    ) -> str:
+        """The key of the fix text for this run: the detection's variant when it has one of its own
         (the cause found names its fix), else the ``alone`` text when the finding leads and
         no steady-state finding follows, the ``first`` text when it leads ahead of some, else
         the call kind's.
@@ -204,12 +230,15 @@ class FindingSpec(Generic[C]):
         # The cause found names its own fix, before the texts of where the finding ranks.
         keys = (own, "alone" if leads and alone else None, "first" if leads else None)
         chain = [k for k in (*keys, variant, kind.value, "other") if k is not None]
+        if "code" in detection.values and "line" in detection.values:
+            # the user's line is known: a text that names it comes before the one that cannot
+            chain = [x for k in chain for x in (f"{k}@line", k)]
         if backend is not None:
             prefixed = [f"{backend}:{k}" for k in chain]
             chain = prefixed if f"{backend}:other" in self.fixes else prefixed + chain
         for key in chain:
             if key in self.fixes:
-                return _fill(self.fixes[key], detection.values)
+                return key
         raise AssertionError("unreachable: 'other' is required")
 
 

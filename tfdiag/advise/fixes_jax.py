@@ -9,10 +9,6 @@ Keras 3.15 / jax 0.10 (CPU): docs/jax.md.
 
 from __future__ import annotations
 
-MEASURE = (
-    " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
-    "times each and recommends the fastest."
-)
 #: A jitted inference function over the model's state, built once.
 _JIT_PREDICT = (
     "`fn = jax.jit(lambda tv, ntv, x: model.stateless_call(tv, ntv, x, training=False)[0])`, "
@@ -22,10 +18,6 @@ _JIT_PREDICT = (
 _JIT_TRAIN = (
     "a `jax.jit` step built once over `jax.value_and_grad(model.stateless_compute_loss, "
     "has_aux=True)` and `model.optimizer.stateless_apply`, carrying the state as arrays"
-)
-_EAGER_CALL = (
-    "On JAX `model(x)` runs the layers op by op, outside `jax.jit`: it is no faster than "
-    "`predict` for a small batch."
 )
 _SHAPES = (
     "give it a few fixed shapes: pad each batch up to one of a few bucket sizes "
@@ -38,22 +30,18 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "predict": "`model.predict` sets up a data adapter, an epoch iterator, callbacks and "
         "a thread pool for the batch-end callbacks on every call, around one jitted step. "
         "For in-memory batches call `model.predict_on_batch(x)` (Keras' jitted step without "
-        "that set-up), or jit the model once: " + _JIT_PREDICT + "; for many batches make "
-        "one `predict` call over all of them. " + _EAGER_CALL + MEASURE,
+        "that set-up), or jit the model once: " + _JIT_PREDICT + ".",
         "fit": "Each `fit` call sets up a data adapter, an epoch iterator, callbacks and "
-        "their thread pool. Call `fit` once with `epochs=...` over all the data instead of "
-        "calling `fit` per batch; in an online or RL loop call `model.train_on_batch(x, y)`, "
-        "or " + _JIT_TRAIN + ", and gather experiences into larger batches." + MEASURE,
+        "their thread pool: for one batch at a time call `model.train_on_batch(x, y)` "
+        "instead of `fit`, or " + _JIT_TRAIN + ".",
         "evaluate": "Each `evaluate` call sets up a data adapter, an epoch iterator and "
-        "callbacks: call `model.test_on_batch(x, y)` per batch, or make one `evaluate` call "
-        "over all the batches." + MEASURE,
+        "callbacks: call `model.test_on_batch(x, y)` per batch instead.",
         "on-batch": "`{method}` still checks and converts each batch before Keras' jitted "
-        "step: jit your own step once ("
-        + _JIT_PREDICT
-        + " for inference; "
-        + _JIT_TRAIN
-        + " for training) and call it with arrays, or make one `fit`/`predict` call over "
-        "all the batches." + MEASURE,
+        "step: jit your own step once and call it with arrays.",
+        "on-batch-predict": "`{method}` still checks and converts each batch before Keras' "
+        "jitted step: jit the forward pass once, " + _JIT_PREDICT + ".",
+        "on-batch-train": "`{method}` still checks and converts each batch before Keras' "
+        "jitted step: jit your own training step once, " + _JIT_TRAIN + ".",
         "other": "Set the input up once, outside the repeated call, and iterate over it; for "
         "single in-memory batches call `model.predict_on_batch(x)` / "
         "`model.train_on_batch(x, y)` or a function jitted once.",
@@ -77,11 +65,9 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "new-function": "`jax.jit` is applied anew on every call (or to a function defined "
         "anew: a lambda, a closure), so JAX never finds `{function}` in its cache: jit it "
         "once, outside the loop (a module-level `@jax.jit`), and call that object.",
-        "other": "A jitted function is compiled again on every call: jit it once, outside "
-        "the loop; pass arrays (not Python numbers) of a fixed shape and dtype; keep "
-        "`static_argnums` for arguments that take a few values only. "
-        "`jax.config.update('jax_explain_cache_misses', True)` logs why each compile "
-        "happens.",
+        "other": "A jitted function is compiled again on every call, for a cause JAX did "
+        "not explain: `jax.config.update('jax_explain_cache_misses', True)` logs why each "
+        "compile happens.",
     },
     "eager-execution": {
         "run-eagerly": "The model is compiled with `run_eagerly=True`, a debugging setting: "
@@ -92,17 +78,12 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "runs op by op in Python. Compile with `jit_compile=True` (the default) and "
         "`run_eagerly=False`.",
         "model-call": "`{entry}` calls the model directly (`model(x)`), which on JAX runs "
-        "its layers op by op in Python on every call, outside `jax.jit`. Jit the forward "
-        "pass once and call that: "
+        "its layers op by op in Python on every call, outside `jax.jit`: call "
+        "`model.predict_on_batch(x)`, Keras' jitted step, or jit the forward pass once: "
         + _JIT_PREDICT
-        + " (refresh the variables only after they change: training); or call "
-        "`model.predict_on_batch(x)`, Keras' jitted step.",
-        "other": "The model's ops run one by one from Python, outside `jax.jit`: compile "
-        "with the defaults, `run_eagerly=False` and `jit_compile=True`, call "
-        "`predict_on_batch`/`train_on_batch`, or wrap your step in `jax.jit` once ("
-        + _JIT_PREDICT
-        + "). "
-        + _EAGER_CALL,
+        + ".",
+        "other": "The model's ops run one by one from Python, outside `jax.jit`: wrap the "
+        "work in `jax.jit` once (" + _JIT_PREDICT + ").",
     },
     "compute-bound": {
         "alone": "The time is in the model's compiled XLA program (its run, and Python "
@@ -148,10 +129,9 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "sequence-workers": "The data source already has several workers and still cannot "
         "keep up: `use_multiprocessing=True` for CPU-heavy Python (threads share the GIL), "
         "or make `__getitem__` cheaper (vectorise it, read pre-decoded or cached data).",
-        "other": "The model waits for its input: prepare batches in parallel with the step "
-        "(a `keras.utils.PyDataset` with `workers=4`, `use_multiprocessing=True` for "
-        "CPU-heavy Python), vectorise the per-sample Python work, and cache what gives the "
-        "same result every epoch.",
+        "other": "The model waits for its input: prepare batches in parallel with the step, "
+        "in a `keras.utils.PyDataset` with `workers=4` (`use_multiprocessing=True` for "
+        "CPU-heavy Python).",
     },
     "conversion-overhead": {
         "float64": "The input is float64: convert it once, up front (`x = "
@@ -165,9 +145,8 @@ JAX_FIXES: dict[str, dict[str, str]] = {
     },
     "callback-overhead": {
         "user-evaluate": "Your callback calls `model.evaluate`, which sets up a data adapter, "
-        "an iterator and its own callbacks on every call: evaluate a held batch with "
-        "`model.test_on_batch(x, y)`, less often (`on_epoch_end`, every N batches), or pass "
-        "`validation_data` and `validation_freq` to `fit`.",
+        "an iterator and its own callbacks on every call: call it less often (`on_epoch_end`, "
+        "every N batches), and there `model.test_on_batch(x, y)` on a held batch.",
         "user-predict": "Your callback calls `model.predict`, which sets up a data adapter, "
         "an iterator and its own callbacks on every call: call `model.predict_on_batch(x)` "
         "on a held batch, and less often (`on_epoch_end`, every N batches).",
@@ -201,7 +180,7 @@ JAX_TITLES: dict[str, str] = {
     "per-call-input-pipeline": "A data adapter, an epoch iterator and callbacks are set up on "
     "every call",
     "per-iteration-tracing": "A jitted function is traced and compiled again on every call",
-    "model-rebuilt-per-call": "A model or jitted function is rebuilt on every call",
+    "model-rebuilt-per-call": "Built again on every call: a model, layer or jitted function",
 }
 
 #: Texts of the TensorFlow table that hold on JAX as they are (no TensorFlow API in them):

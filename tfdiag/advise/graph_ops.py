@@ -126,3 +126,31 @@ def graph_loop(ctx: Context, tf: TfProfile) -> GraphCost | None:
         "time, that is the executor running the loop's small ops one at a time",
     )
     return GraphCost("graph-loop", share, evidence, {"api": api, "where": where})
+
+
+def metric_ops(ctx: Context, tf: TfProfile) -> GraphCost | None:
+    """A compiled metric sized to do a lot of work per update (``AUC(num_thresholds=8000)``:
+    the call's facts name its large configuration numbers) while the step's ops outside
+    every layer and the optimizer (no scope of their own: the metrics' updates) take
+    ≥ ``min_metric_share`` of the model's op time."""
+    sized = [(k[len("metric.") :], v) for k, v in ctx.record.call.facts if k.startswith("metric.")]
+    sized = [(name, v) for name, v in sized if not v.endswith("()")]
+    if not sized:
+        return None
+    ops = [o for o in tf.top_ops if not o.name.startswith(DATA_OP_PREFIX)]
+    op_s = sum(o.self_s for o in ops)
+    bare = [o for o in ops if not [s for s in o.name.split("/")[:-1] if s not in _WRAPPING]]
+    if op_s <= 0 or not bare:
+        return None
+    share = sum(o.self_s for o in bare) / op_s
+    if share < ctx.threshold("min_metric_share"):
+        return None
+    name, metric = sized[0]
+    kinds = ", ".join(sorted({f"`{o.type}`" for o in bare[:4]}))
+    evidence = (
+        f"TF profiler: ops outside the model's layers and its optimizer ({kinds}: the "
+        f"metrics' updates) take {pct(share)} of the op time, and the model compiles "
+        f"`{metric}` (`{name}`), sized to do that much work on every step",
+    )
+    setting = metric.split("(", 1)[1].split("=", 1)[0]
+    return GraphCost("metric", share, evidence, {"metric": metric, "setting": setting})

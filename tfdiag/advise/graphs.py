@@ -115,6 +115,14 @@ def retrace_cause(traces: list[TraceEvent]) -> tuple[str, str] | None:
     return None
 
 
+def _changing(traces: list[TraceEvent]) -> str | None:
+    """The name of the first parameter whose trace type differs between the traces."""
+    for k, (name, _) in enumerate(traces[0].params):
+        if len({t.params[k][1] for t in traces if len(t.params) > k}) > 1:
+            return name
+    return None
+
+
 def _steady_traces(record: RunRecord) -> dict[tuple[str, str, int], list[TraceEvent]]:
     """The traces of the steady calls, by traced function (file and line of its source)."""
     out: dict[tuple[str, str, int], list[TraceEvent]] = {}
@@ -156,6 +164,7 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
         variant=variant,
         values=values,
         part_of=_PART_OF.get(variant),
+        culprit=i,
     )
 
 
@@ -182,7 +191,7 @@ def _cause(
         if found is not None:
             variant, text = found
             evidence.append(f"{where} was traced {len(traces)}× in the steady calls; {text}")
-            return variant, {"function": name}
+            return variant, {"function": name, "argument": _changing(traces) or "the value"}
         signatures = Counter(t.params for t in traces)
         if len(signatures) == 1:
             evidence.append(
@@ -269,8 +278,17 @@ def eager_execution(ctx: Context) -> Detection | None:
         evidence.insert(0, bypassed)
     elif report.call.fact("run_eagerly") == "True" or _runs_keras_step_eagerly(report):
         variant = "run-eagerly"
-        evidence.insert(0, "the model runs its Keras step eagerly (`run_eagerly=True`)")
+        evidence.insert(0, "the model's Keras step runs as Python, op by op (not as a graph)")
+    elif _runs(report, analysis, "*GradientTape.gradient"):
+        variant = "train-step"
+    elif _runs(report, analysis, "*Layer.__call__"):
+        variant = "model"
     return Detection(removable, tuple(evidence), variant=variant)
+
+
+def _runs(report: RunRecord, analysis: Analysis, name: str) -> bool:
+    """Does a TensorFlow/Keras function of that name run on every steady iteration?"""
+    return any(analysis.steady_calls_per_iteration(i) >= 1 for i, _ in functions(report, "*", name))
 
 
 def _kernel_share(ctx: Context, i: int) -> float:

@@ -146,7 +146,14 @@ def per_call_overhead(ctx: Context) -> Detection | None:
             f"JAX profiler: XLA ran {pct(xla)} of the traced calls' wall time, Python and "
             f"Keras around it {pct(1 - xla)}"
         )
-    return Detection(impact, tuple(evidence), values={"method": call.method})
+    variant = (
+        "on-batch-train"
+        if call.method == "train_on_batch"
+        else "on-batch-predict"
+        if call.method == "predict_on_batch"
+        else None
+    )
+    return Detection(impact, tuple(evidence), variant=variant, values={"method": call.method})
 
 
 def _primitives(ctx: Context, python_s: float) -> tuple[float, float, float] | None:

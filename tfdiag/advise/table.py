@@ -13,14 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfdiag.advise import calls, data, graphs, jit, keras_jax, timeline, work, xla
+from tfdiag.advise import calls, costly, data, graphs, jit, keras_jax, timeline, work, xla
 from tfdiag.advise.finding import Context, FindingSpec, first_of
 from tfdiag.advise.fixes_jax import jax_titles, with_jax_fixes
 
-MEASURE_ON_YOUR_MODEL = (
-    " Measure the alternatives on your own model and data: `tfdiag.compare(model, x)` "
-    "(`python -m tfdiag compare`) times each and recommends the fastest."
-)
 _RETRACE_SHAPE = (
     "Give the `tf.function` `reduce_retracing=True`, or an `input_signature` with `None` for "
     "the dimension that changes (`tf.TensorSpec([None, ...])`); or pad / bucket the inputs to "
@@ -42,26 +38,19 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         first_of(keras_jax.per_call_overhead, calls.per_call_input_pipeline),
         fixes={
             "predict": "`model.predict` builds a data pipeline, callbacks and output buffers on "
-            "every call. For in-memory batches call `model.predict_on_batch(x)` or "
-            "`model(x, training=False)` (inside a `tf.function` built once, for repeated calls) "
-            "instead of `model.predict(x)`; for many batches make one `predict` call over all of "
-            "them." + MEASURE_ON_YOUR_MODEL,
-            "fit": "Each `fit` call builds a data pipeline and callbacks. Call `fit` once with "
-            "`epochs=...` over all the data (or a `tf.data.Dataset` built once, with "
-            "`steps_per_epoch`) instead of calling `fit` per batch; in an online or RL loop use "
-            "`model.train_on_batch(x, y)` or a `tf.function` train step with `tf.GradientTape`, "
-            "and gather experiences into larger batches." + MEASURE_ON_YOUR_MODEL,
+            "every call. For in-memory batches call `model.predict_on_batch(x)` instead of "
+            "`model.predict(x)`, or `model(x, training=False)` inside a `tf.function` built "
+            "once.",
+            "fit": "Each `fit` call builds a data pipeline and callbacks: for one batch at a "
+            "time call `model.train_on_batch(x, y)` instead of `fit`, or gather the batches "
+            "and make one `fit` call over all of them.",
             "evaluate": "Each `evaluate` call builds a data pipeline and callbacks: call "
-            "`model.test_on_batch(x, y)` per batch, or make one `evaluate` call over a "
-            "`tf.data.Dataset` built once." + MEASURE_ON_YOUR_MODEL,
+            "`model.test_on_batch(x, y)` per batch instead.",
             "on-batch": "`{method}` still wraps each batch in a data handler: call the model "
-            "in a `tf.function` step built once (`tf.GradientTape` for training, "
-            "`model(x, training=False)` for inference) with tensors, or make one `fit`/`predict` "
-            "over a `tf.data.Dataset`." + MEASURE_ON_YOUR_MODEL,
+            "in a `tf.function` built once instead, with tensors.",
             "iterator-per-step": _ITERATOR_ONCE,
             "other": "Build the input pipeline (`tf.data.Dataset`) once, outside the repeated "
-            "call, and iterate over it; for single in-memory batches call the model directly."
-            + MEASURE_ON_YOUR_MODEL,
+            "call, and iterate over it.",
         },
         thresholds={
             "min_share": 0.10,
@@ -140,32 +129,26 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     ),
     FindingSpec(
         "model-rebuilt-per-call",
-        "A model or tf.function is rebuilt on every call",
+        "Built again on every call: a model, layer, table or tf.function",
         first_of(calls.model_rebuilt_per_call, jit.rebuilt_function),
         fixes={
             "model": "A model is built, loaded or compiled on every call, and everything Keras "
             "built for the last one (its graphs, its compiled step) is thrown away. Build or load "
             "it once, outside the loop, and reuse it (`set_weights` to change its weights).",
             "compile": "`compile()` runs on every call, and each compile throws away the "
-            "train step Keras traced, so it is traced again. Compile once, outside the loop; "
-            "change a hyper-parameter on the compiled model instead: "
-            "`model.optimizer.learning_rate.assign(new_lr)`, or compile once with a "
-            "`keras.optimizers.schedules.LearningRateSchedule` as the learning rate, or pass "
-            "`keras.callbacks.LearningRateScheduler(fn)` to `fit`.",
+            "train step Keras traced, so it is traced again. Compile once, outside the loop, "
+            "and change a hyper-parameter on the compiled model instead: "
+            "`model.optimizer.learning_rate.assign(new_lr)`.",
             "weights": "`load_weights` runs on every call: each one reads the weights file and "
             "assigns every weight again. Load them once, at start-up, and reuse the model; to "
             "serve the newest checkpoint, reload only when the file changed (keep "
-            "`os.path.getmtime(path)` and compare it), or `set_weights` from arrays kept in "
-            "memory.",
+            "`os.path.getmtime(path)` and compare it).",
             "new-optimizer": "A new optimizer is made on every call, and with it a new "
             "`tf.function` step (a traced step cannot create a new optimizer's variables), so "
             "the step is traced again and the optimizer's state starts from zero. Make the "
             "optimizer and the `tf.function` step once, outside the loop, and change the "
             "learning rate on that optimizer: `optimizer.learning_rate = new_lr` before the "
-            "epoch (it assigns the optimizer's variable, which the traced step reads), or "
-            "give it a schedule once: `keras.optimizers.Adam(keras.optimizers.schedules."
-            "ExponentialDecay(1e-3, decay_steps=steps_per_epoch, decay_rate=0.9))` "
-            "(any `keras.optimizers.schedules.LearningRateSchedule`).",
+            "epoch (it assigns the optimizer's variable, which the traced step reads).",
             "function": "A new `tf.function` is made on every call (defined inside the function "
             "you call), so it is traced again each time: define the `tf.function` once, outside "
             "the loop, and call that object.",
@@ -173,8 +156,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "reuse them.",
         },
         thresholds={"min_share": 0.10, "min_calls_per_iteration": 0.5},
-        when="a Keras model constructor, `load_model`, `load_weights`, `clone_model` or "
-        "`compile` (the `model-builder` role) runs ≥ "
+        when="one of your lines calls a build-type API (a constructor or a setup call: "
+        "the `construct` and `setup` natures, by the API table or the name) ≥ "
+        "`min_calls_per_iteration` per iteration; or a Keras model constructor, `load_model`, "
+        "`load_weights`, `clone_model` or `compile` (the `model-builder` role) runs ≥ "
         "`min_calls_per_iteration` per iteration, or the same user function is traced again "
         "with the same argument types on most calls; its time is ≥ `min_share`; an "
         "optimizer constructed as often names the learning-rate fix",
@@ -187,6 +172,13 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "python-value": "Pass the changing value as a tensor (`tf.constant(i)`): a Python "
             "number is part of a graph's signature, so each new one is a new graph; a tensor is an "
             "input of the same graph.",
+            "python-value@line": "Pass the `{argument}` argument as a tensor at {line} "
+            "(`{code}`): wrap the value in `tf.constant(...)`. A Python number is part of a "
+            "graph's signature, so each new value is a new graph; a tensor is an input of the "
+            "same graph.",
+            "python-structure@line": "Pass the `{argument}` argument as a tensor "
+            "(`tf.constant(...)`), or a fixed-length tuple of tensors, at {line} (`{code}`): "
+            "a Python list or dict whose contents change is a new graph each time.",
             "python-structure": "Pass a tensor (`tf.constant(values)`) or a fixed-length tuple "
             "of tensors instead of a Python list or dict whose contents change.",
             "shape": _RETRACE_SHAPE,
@@ -235,19 +227,18 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "run-functions-eagerly": "`tf.config.run_functions_eagerly(True)` is on, so every "
             "`tf.function` runs as plain Python: turn it off "
             "(`tf.config.run_functions_eagerly(False)`).",
-            "around-graph": "Your step is a graph, but `{entry}` runs eagerly around it, "
-            "one op at a time from Python, on every iteration: move that work into the "
-            "`tf.function` (metric updates, a model called for actions, summaries inside it), or "
-            "do it less often (`tf.summary` histograms every N steps: `if step % 100 == 0:`); "
-            "a model called eagerly per step goes through a `tf.function` built once "
-            "(`act = tf.function(lambda x: model(x, training=False))`).",
-            "other": "Run the whole per-batch body as one graph: decorate your train step with "
-            "`@tf.function` and put everything done per batch inside it — the forward pass, the "
-            "loss, `tape.gradient`, `apply_gradients`, and the metric updates "
-            "(`metric.update_state(...)`, a second forward pass for accuracy) — so one graph call "
-            "runs the batch; for inference call the model through `predict = "
-            "tf.function(lambda x: model(x, training=False))` built once and reused. Keep only "
-            "printing, logging and `.numpy()` calls outside it.",
+            "around-graph": "A graph function runs on every iteration, but `{entry}` runs "
+            "eagerly beside it, one op at a time from Python: move that work into the "
+            "`tf.function`, or do it less often.",
+            "train-step": "Decorate your train step with `@tf.function`, so one graph call "
+            "runs the forward pass, the loss, `tape.gradient` and `apply_gradients`; keep "
+            "printing and `.numpy()` calls outside it.",
+            "model": "Call the model through a `tf.function` built once, `predict_fn = "
+            "tf.function(lambda x: model(x, training=False))`, and call `predict_fn(x)` on "
+            "every iteration: called directly, every layer runs its ops one at a time.",
+            "other": "Put the work done on every call in a function decorated with "
+            "`@tf.function`, built once: one graph call then runs its ops, instead of one "
+            "Python dispatch each.",
         },
         thresholds={
             "min_ops_per_iteration": 10,
@@ -360,6 +351,12 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "float64": "The input is float64: convert it once, up front (`x = x.astype("
             "'float32')` or `x = tf.convert_to_tensor(x, tf.float32)`), not on every call; Keras "
             "models compute in float32 and copy a float64 input on each call.",
+            "float64@line": "Convert the input of `{code}` ({line}) to float32 once, before "
+            "the loop (`x = x.astype('float32')`), not on every call: Keras models compute in "
+            "float32 and copy a float64 input on each call.",
+            "python-lists@line": "Build the input of `{code}` ({line}) as one array once "
+            "(`np.asarray(..., 'float32')` or `tf.constant(...)`), before the loop, instead of "
+            "passing Python lists on every call.",
             "python-lists": "Build the input tensor once (`tf.constant(...)`, or "
             "`np.asarray(..., 'float32')`) instead of passing Python lists on every call.",
             "other": "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, "
@@ -376,8 +373,11 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         work.callback_overhead,
         fixes={
             "user": "Your callback's `{callback}` runs on every batch, in line with the "
-            "steps: move the work to `on_epoch_end`, or do it every N batches "
-            "(`if batch % 100 == 0:`), and keep it out of the training thread if it is I/O.",
+            "steps: move its work to `on_epoch_end`, or do it every N batches "
+            "(`if batch % 100 == 0:`).",
+            "user@line": "Your callback's `{callback}` runs on every batch, in line with the "
+            "steps, and `{code}` ({line}) is its cost: move that line to `on_epoch_end`, or "
+            "run it every N batches (`if batch % 100 == 0:`).",
             "checkpoint": "`{callback}` writes the model during the epoch, in line with the "
             "steps: save once per epoch (`ModelCheckpoint(..., save_freq='epoch')`, the "
             "default), or give `save_freq=` a number of batches in the hundreds or thousands; "
@@ -387,6 +387,14 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`histogram_freq` of several epochs), so it logs once per epoch and does not "
             "profile batches; or raise `steps_per_execution` in `compile()` so its batch hook "
             "runs once per several batches.",
+            "user-evaluate@line": "Your callback calls `model.evaluate` on every batch "
+            "(`{code}`, {line}), and each call builds a data pipeline, an iterator and its "
+            "own callbacks: call it less often (`on_epoch_end`, or every N batches), or pass "
+            "`validation_data` and `validation_freq` to `fit`.",
+            "user-predict@line": "Your callback calls `model.predict` on every batch "
+            "(`{code}`, {line}), and each call builds a data pipeline, an iterator and its "
+            "own callbacks: call it less often (`on_epoch_end`, or every N batches), and "
+            "there `model(x, training=False)` on the held batch costs less than `predict`.",
             "user-evaluate": "Your callback calls `model.evaluate`, which builds a data pipeline, "
             "an iterator and its own callbacks on every call: evaluate a held batch with "
             "`model.test_on_batch(x, y)` (or a `tf.function` of `model(x, training=False)` and "
@@ -430,6 +438,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "write less — a summary (`tf.print(tf.reduce_mean(x))`, `summarize=3`) — or less "
             "often (every N steps under `tf.cond(step % N == 0, ...)`, or from a callback), "
             "or remove it once you are done debugging.",
+            "metric": "The metric `{metric}` does most of the step's op work: every update "
+            "computes all of its `{setting}` points. Give it fewer `{setting}`, or compute "
+            "it once per epoch from held-out predictions instead of on every step.",
             "graph-loop": "`{api}` in {where} loops over the batch inside the graph, one "
             "iteration per element, each running its small ops one at a time: write the "
             "per-element function for the whole batch (batched ops, `tf.einsum`, "
@@ -443,6 +454,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "min_loop_share": 0.3,
             "min_loop_iterations": 16,
             "min_loop_graph_share": 0.3,
+            "min_metric_share": 0.3,
         },
         tier="conclusion",
         when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
@@ -488,6 +500,21 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`; a "
         "user function traced into a graph of ≥ `large_graph_ops` ops, one of them repeated "
         "≥ `unrolled_repeats`× in one scope (`mul`, `mul_1`, …), names its unrolled loop",
+    ),
+    FindingSpec(
+        costly.COSTLY_LINE,
+        "One of your lines takes most of each iteration",
+        costly.costly_line,
+        fixes={
+            "other": "No rule of tfdiag names this API's cost, so start at this line: "
+            "`tfdiag.profile(..., sampling=True)` shows the stacks below it, and the table "
+            "above which of its functions take the time.",
+        },
+        thresholds={"min_share": 0.25},
+        bands=(0.5, 0.25),
+        when="no other finding is reported (it is dropped when one is), "
+        "and one of your lines has ≥ `min_share` of steady-state time below it: the line, its "
+        "API and the remedy of the API's nature (`tfdiag catalog`: the natures)",
     ),
     FindingSpec(
         work.NO_FINDING,

@@ -12,7 +12,8 @@ from tfdiag.advise.evidence import (
     with_role,
 )
 from tfdiag.advise.finding import CallKind, Context, Detection
-from tfdiag.advise.graph_ops import graph_loop, host_op
+from tfdiag.advise.graph_ops import graph_loop, host_op, metric_ops
+from tfdiag.analysis.lines import short_qualname
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
 from tfdiag.records.paths import is_user_code, normalize_path
@@ -96,7 +97,10 @@ def callback_overhead(ctx: Context) -> Detection | None:
             f"your callback calls `model.{method}` {per:.3g}× per iteration: "
             f"{pct(nested_share)} of steady-state time, a data pipeline and callbacks per call"
         )
-    return Detection(share, tuple(evidence), variant=variant, values=values)
+    owner = short_qualname(name or "").rsplit(".", 1)[0] + "."
+    inside = [u for u in analysis.lines if not u.entry and u.function.startswith(owner)]
+    line = max(inside, key=lambda u: u.share) if variant == "user" and inside else None
+    return Detection(share, tuple(evidence), variant=variant, values=values, line=line)
 
 
 def _from_user_hooks(analysis: Analysis, i: int, depth: int = 3) -> float:
@@ -234,7 +238,11 @@ def compute_bound(ctx: Context) -> Detection | None:
         return None
     # Inside the graph, one cause may be most of it: an op that does no math, a loop.
     tf = ctx.record.probes.tf_profile if ctx.record.probes is not None else None
-    cost = (host_op(ctx, tf, wall) or graph_loop(ctx, tf)) if tf is not None else None
+    cost = (
+        (host_op(ctx, tf, wall) or graph_loop(ctx, tf) or metric_ops(ctx, tf))
+        if tf is not None
+        else None
+    )
     if share < ctx.threshold("min_share") and cost is None:
         return None
     threads = "; op time is summed over threads" if figures.compute_s > wall else ""

@@ -5,7 +5,7 @@ Pure functions of a :class:`~tfdiag.records.report.RunRecord`; no TensorFlow, no
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tfdiag.analysis.attribute import (
@@ -18,6 +18,7 @@ from tfdiag.analysis.attribute import (
     own_distributions,
 )
 from tfdiag.analysis.classify import Classification, CostClass, classify
+from tfdiag.analysis.lines import UserLine, user_lines
 from tfdiag.analysis.roles import Roles
 from tfdiag.records.catalog import Category, Rule, default_catalog
 from tfdiag.records.stats import ProfileStats
@@ -64,6 +65,9 @@ class Analysis:
     exact_steady: bool
     #: The functions by role (the catalog's and the user's rules), resolved on first use.
     roles: Roles = field(compare=False, repr=False, kw_only=True)
+    #: Your lines: the user's source lines that call the frameworks, costliest first
+    #: (:mod:`tfdiag.analysis.lines`); the line that made the call first when known.
+    lines: tuple[UserLine, ...] = field(default=(), compare=False, repr=False, kw_only=True)
 
     def with_role(self, role: str, name: str = "*") -> tuple[int, ...]:
         """The functions (indices into the profile, in table order) holding ``role``
@@ -167,7 +171,7 @@ def analyze(report: RunRecord) -> Analysis:
             )
         )
     rows.sort(key=lambda r: r.cum_s, reverse=True)
-    return Analysis(
+    analysis = Analysis(
         iterations=report.timing.iterations,
         profiled_calls=report.timing.profiled_calls,
         rules=rules,
@@ -184,3 +188,5 @@ def analyze(report: RunRecord) -> Analysis:
         exact_steady=exact,
         roles=Roles(stats, catalog.rules),
     )
+    lines = user_lines(report, steady_stats, analysis.iterations, analysis.steady_s)
+    return replace(analysis, lines=lines)

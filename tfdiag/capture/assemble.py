@@ -14,6 +14,7 @@ from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.jit import JitCompile
+from tfdiag.records.lines import LinesRecord
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
@@ -54,10 +55,11 @@ def build_report(
     jit_compiles: tuple[JitCompile, ...] = (),
     distribution: Distribution | None = None,
     machine: MachineLoad | None = None,
+    lines: LinesRecord | None = None,
 ) -> Report:
     """The report of a capture; it takes the native log lines kept since the last report
     (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
-    lines, more = native_log.take()
+    native, more = native_log.take()
     environment = current_environment()
     if (line := UNDIAGNOSED.get(environment.framework or "")) is not None:
         notes = (*notes, line)
@@ -79,5 +81,6 @@ def build_report(
         jit_compiles=jit_compiles,
         distribution=distribution,
         machine=machine,
-        native_log=NativeLog(lines, len(lines) + more),
+        native_log=NativeLog(native, len(native) + more),
+        lines=lines,
     )

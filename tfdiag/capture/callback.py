@@ -19,6 +19,8 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
 from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.facts import model_facts
+from tfdiag.capture.lines import caller_line
 from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.plan import MAX_ITERATIONS
@@ -135,6 +137,8 @@ class ProfileCallback:
     def _reset(self) -> None:
         self._count = 0
         self._t0 = 0.0
+        self._fit_line: tuple[str, int, str] = ("", 0, "")
+        self._facts: tuple[tuple[str, str], ...] = ()
         #: cProfile and the probes of the profiled batches; ``_profiling`` while attached.
         self._session: CaptureSession | None = None
         self._profiling = False
@@ -171,6 +175,8 @@ class ProfileCallback:
         self.close()
         self._reset()
         self.report = None
+        self._fit_line = caller_line()  # the user's `fit(...)` line
+        self._facts = tuple(model_facts(self.model))  # run_eagerly, dynamic, its metrics
         fn: Any = getattr(self.model, "train_function", None)
         while hasattr(fn, "__tfdiag_step__"):  # left by a fit that another callback aborted
             fn = fn.__tfdiag_step__
@@ -409,6 +415,10 @@ class ProfileCallback:
                     method="fit",
                     flavour=flavour_of(model),
                     kwargs=tuple(kwargs),
+                    facts=self._facts,
+                    file=self._fit_line[0],
+                    line=self._fit_line[1],
+                    code=self._fit_line[2],
                 )
             ),
             timing=steady_timing(profiled, self._timed_s),

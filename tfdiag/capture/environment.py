@@ -3,12 +3,15 @@ process has loaded. Never imports TensorFlow (nor JAX, nor Keras)."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import platform
 import sys
 from typing import Any
 
 from tfdiag.capture.facts import call_facts
+from tfdiag.capture.lines import caller_line
+from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import CallInfo, Environment
 
 _MAX_REPR = 60
@@ -119,6 +122,19 @@ def _container(value: Any, budget: int, depth: int) -> str:
     return text if len(parts) == n else f"{kind.__name__} of {n:,} {text}"
 
 
+def _is_users(fn: Any) -> bool:
+    """Is ``fn`` the user's own code (a function, a method, a callable object of theirs)?
+    Its lines are the report's; the line that called it is tfdiag's ``profile(...)``."""
+    for candidate in (fn, getattr(fn, "__func__", None), vars(type(fn)).get("__call__")):
+        try:
+            code = getattr(inspect.unwrap(candidate), "__code__", None) if candidate else None
+        except ValueError:  # a cycle of __wrapped__
+            code = None
+        if code is not None:
+            return is_user_code(code.co_filename)
+    return False
+
+
 def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallInfo:
     owner = getattr(fn, "__self__", None)
     name = getattr(fn, "__name__", None)
@@ -131,6 +147,7 @@ def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cal
     else:
         label, method = f"{type(fn).__name__}.__call__", "__call__"
         target = f"{type(fn).__module__}.{type(fn).__qualname__}.__call__"
+    file, line, code = caller_line() if not _is_users(fn) else ("", 0, "")
     return CallInfo(
         label=label,
         target=target,
@@ -139,6 +156,9 @@ def describe_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Cal
         args=tuple(describe_value(a) for a in args),
         kwargs=tuple((k, describe_value(v)) for k, v in kwargs.items()),
         facts=call_facts(fn, args, kwargs),
+        file=file,
+        line=line,
+        code=code,
     )
 
 

@@ -15,6 +15,9 @@ from typing import Any
 #: Model attributes worth recording: name → how it is spelled on Keras 3 / tf_keras models.
 _MODEL = (
     ("run_eagerly", ("run_eagerly",)),
+    # what the user set (tf_keras's run_eagerly is also True for a dynamic layer's model)
+    ("run_eagerly_set", ("_run_eagerly",)),
+    ("dynamic", ("dynamic",)),
     ("steps_per_execution", ("steps_per_execution", "_steps_per_execution")),
     ("jit_compile", ("jit_compile", "_jit_compile")),
 )
@@ -63,7 +66,52 @@ def model_facts(model: Any) -> list[tuple[str, str]]:
             if value is not None:
                 out.append((name, value))
                 break
-    return out + _user_layers(model)
+    return out + _user_layers(model) + _metrics(model)
+
+
+def _flat(items: Any) -> list[Any]:
+    """Nested lists and dicts of metrics (one per output), flattened."""
+    out: list[Any] = []
+    for x in items.values() if isinstance(items, dict) else items:
+        out.extend(_flat(x) if isinstance(x, (list, tuple, dict)) else [x])
+    return out
+
+
+#: A metric's configuration number from this size is worth naming (``num_thresholds``).
+_LARGE_CONFIG = 1000
+
+
+def _metrics(model: Any) -> list[tuple[str, str]]:
+    """``metric.auc`` → ``AUC(num_thresholds=8000)``: the compiled metrics (read off
+    ``model.metrics`` and the containers in it), each with its configuration numbers of
+    :data:`_LARGE_CONFIG` or more, which set how much work each update does."""
+    out: list[tuple[str, str]] = []
+    try:
+        todo = list(getattr(model, "metrics", None) or ())
+    except Exception:  # noqa: BLE001 - a property that raises before the model is built
+        return out
+    seen = 0
+    while todo and seen < 32:
+        m = todo.pop(0)
+        seen += 1
+        # a container (Keras 3's CompileMetrics): the user's metrics as compile() got them
+        # (built only by the first step), else the ones it holds
+        inner = getattr(m, "_user_metrics", None) or getattr(m, "metrics", None)
+        if isinstance(inner, (list, tuple)) and not (inner and inner[0] is m):
+            todo.extend(x for x in _flat(inner) if not isinstance(x, str))
+            continue
+        try:
+            config = m.get_config()
+        except Exception:  # noqa: BLE001 - a metric without a config: its class alone
+            config = {}
+        big = [
+            f"{k}={v}"
+            for k, v in config.items()
+            if isinstance(v, int) and not isinstance(v, bool) and v >= _LARGE_CONFIG
+        ]
+        name = str(getattr(m, "name", type(m).__name__))
+        out.append((f"metric.{name}", f"{type(m).__name__}({', '.join(big)})"))
+    return out
 
 
 #: At most this many of a model's own layer classes are recorded.

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from tfdiag.capture.environment import keras_backend
 from tfdiag.capture.jit import CompileRecorder
+from tfdiag.capture.lines import LineSampler
 from tfdiag.capture.snapshot import snapshot
 from tfdiag.capture.traces import TraceRecorder
 from tfdiag.records.clock import Clock
@@ -47,7 +48,7 @@ class Probe(Protocol):
         """The profiled call ``i`` starts (0: the cold one): what it records is call ``i``'s."""
         ...
 
-    def record(self, calls: int | None = None) -> tuple[Any, ...]:
+    def record(self, calls: int | None = None) -> Any:
         """What calls ``0`` to ``calls - 1`` recorded (None: all)."""
         ...
 
@@ -57,7 +58,7 @@ class Probe(Protocol):
 
 
 #: Every probe a profiled call attaches, in the order they attach: one line per probe.
-PROBES: tuple[Callable[[], Probe], ...] = (TraceRecorder, CompileRecorder)
+PROBES: tuple[Callable[[], Probe], ...] = (TraceRecorder, CompileRecorder, LineSampler)
 
 
 def new_profiler(clock: Clock = time.perf_counter) -> cProfile.Profile:

@@ -20,6 +20,7 @@ from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
 from tfdiag.records.jit import JitCompile
+from tfdiag.records.lines import LinesRecord
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.numbers import iqr, median
 from tfdiag.records.probes import Probes
@@ -44,6 +45,11 @@ class CallInfo:
     #: What tfdiag read off the call's objects when it ran: ``("run_eagerly", "True")``,
     #: ``("steps_per_execution", "1")``, ``("x.workers", "1")``... (the advice reads them).
     facts: tuple[tuple[str, str], ...] = ()
+    #: The line of the user's code that made the call (``tfdiag.profile(...)``'s caller, the
+    #: ``fit`` a callback ran in, a ``tfdiag run`` call site): file, line, source text.
+    file: str = ""
+    line: int = 0
+    code: str = ""
 
     def fact(self, name: str) -> str | None:
         return dict(self.facts).get(name)
@@ -209,6 +215,9 @@ class RunRecord:
     machine: MachineLoad | None = None
     #: Native log lines TensorFlow/xprof wrote during tfdiag's own work (kept off stderr).
     native_log: NativeLog = field(default_factory=NativeLog)
+    #: The user's lines the steady-state calls ran, and what they called (None: not
+    #: recorded, as in a bare .prof or an older report).
+    lines: LinesRecord | None = None
 
     kind: ClassVar[str] = "profile"
 

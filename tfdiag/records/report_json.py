@@ -17,6 +17,7 @@ from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import Obj
 from tfdiag.records.jit import JitCompile
+from tfdiag.records.lines import LinesRecord
 from tfdiag.records.machine import MachineLoad, NativeLog
 from tfdiag.records.probes import probes_from_json, probes_to_json
 from tfdiag.records.report import CallInfo, Environment, RunRecord, Timing
@@ -58,6 +59,9 @@ def run_record_to_json(record: RunRecord, *, rows_as_tuples: bool = False) -> di
             "args": list(record.call.args),
             "kwargs": dict(record.call.kwargs),
             "facts": dict(record.call.facts),
+            "file": record.call.file,
+            "line": record.call.line,
+            "code": record.call.code,
         },
         "environment": record.environment.to_json(),
         "timing": {
@@ -83,6 +87,7 @@ def run_record_to_json(record: RunRecord, *, rows_as_tuples: bool = False) -> di
         "verifications": [v.to_json() for v in record.verifications],
         "machine": None if record.machine is None else record.machine.to_json(),
         "native_log": record.native_log.to_json(),
+        "lines": None if record.lines is None else record.lines.to_json(),
     }
 
 
@@ -109,6 +114,9 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
             args=call.texts("args"),
             kwargs=call.pairs("kwargs"),
             facts=call.pairs("facts"),
+            file=call.text("file", ""),
+            line=call.count("line", 0, hi=10**9),
+            code=call.text("code", ""),
         ),
         environment=Environment.from_json(d.doc.get("environment")),
         timing=Timing(
@@ -135,6 +143,7 @@ def run_record_from_json(doc: dict[str, Any], cls: type[R]) -> R:
         verifications=tuple(Verification.from_json(v) for v in d.items("verifications")),
         machine=MachineLoad.from_json(d.doc.get("machine")),
         native_log=NativeLog.from_json(d.doc.get("native_log")),
+        lines=LinesRecord.from_json(d.doc.get("lines")),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from tfdiag.records.fields import Obj
+from tfdiag.records.lines import LinesRecord
 from tfdiag.records.numbers import median
 from tfdiag.records.report import SCHEMA_VERSION, Environment, RunRecord
 
@@ -73,6 +74,8 @@ class ScriptRecord:
     overhead_s: float = 0.0
     environment: Environment = field(default_factory=Environment)
     notes: tuple[str, ...] = ()
+    #: The user's lines the whole script spent its time at (None: not recorded).
+    lines: LinesRecord | None = None
     created: str = ""
     schema_version: int = SCHEMA_VERSION
 
@@ -138,4 +141,5 @@ def script_from_json(
         environment=Environment.from_json(d.doc.get("environment")),
         notes=d.texts("notes"),
         created=d.text("created", ""),
+        lines=LinesRecord.from_json(d.doc.get("lines")),
     )

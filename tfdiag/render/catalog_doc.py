@@ -8,6 +8,7 @@ from typing import Any
 from tfdiag.advise import FINDINGS, CallKind, FindingSpec
 from tfdiag.advise.job_table import JOB_FINDINGS
 from tfdiag.records.catalog import ROLES, Category, Rule, frameworks
+from tfdiag.records.catalog.apis import APIS, NATURES
 
 _KINDS = {k.value for k in CallKind}
 
@@ -74,6 +75,7 @@ def catalog_markdown() -> str:
         "|---|---|",
         *(f"| `{role}` | {_cell(about)} |" for role, about in ROLES.items()),
         "",
+        *_apis(),
         *_own_rules(),
         "## Culprit rules (first match wins)",
         "",
@@ -95,6 +97,32 @@ def catalog_markdown() -> str:
                 f"{', '.join(f'`{x}`' for x in sorted(r.roles)) or '–'} | {_cell(r.why)} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _apis() -> list[str]:
+    """The API table the remedies key on: each nature, then each row."""
+    lines = [
+        "## APIs and their natures",
+        "",
+        "The framework APIs your lines call, named as you write them, each with its *nature*: "
+        "the kind of work it is, which picks the remedy a finding anchored at your line gets "
+        "(`tfdiag/records/catalog/apis.py`, remedies in `tfdiag/advise/remedies.py`). An API "
+        "no row names is still a constructor (`__init__`, `__new__`) or a setup call (`adapt`, "
+        "`compile`, `build`, `load_*`) by its name. First match wins.",
+        "",
+        "| nature | what calling it is |",
+        "|---|---|",
+        *(f"| `{n}` | {_cell(about)} |" for n, about in NATURES.items()),
+        "",
+        "| module path | function | as you write it | nature |",
+        "|---|---|---|---|",
+        *(
+            f"| `{_cell(a.path)}` | `{_cell(a.function)}` | `{_cell(a.name)}` | `{a.nature}` |"
+            for a in APIS
+        ),
+        "",
+    ]
+    return lines
 
 
 def _category(rule: Rule) -> str:

@@ -21,6 +21,7 @@ from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
 from tfdiag.render.header import header_rows
+from tfdiag.render.lines_console import lines_block
 from tfdiag.render.names import NamedRows
 from tfdiag.render.probes_console import render_probes
 from tfdiag.render.safe import labelled
@@ -196,6 +197,9 @@ def render_report(d: Diagnosis, brief: bool = False) -> RenderableType:
     the run was measured, the tables and the probes; ``brief``: the findings only."""
     report, a = d.record, d.analysis
     parts: list[RenderableType] = [_headline(report, brief), _findings(report, d.findings, brief)]
+    yours = lines_block(a.lines, top=3 if brief else 5)
+    if yours is not None:
+        parts.append(yours)
     if brief:
         parts.append(
             Text(

@@ -40,6 +40,10 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
         "fix": f.fix,
         **dict(f.data),
     }
+    if f.line is not None:
+        doc["line"] = f.line.to_json()
+    if f.remedy is not None:
+        doc["remedy"] = f.remedy
     if f.verification is not None:
         doc["verification"] = verification_view(f.verification)
     return doc

@@ -80,6 +80,7 @@ def report_to_json(d: Diagnosis, *, rows_as_tuples: bool = False) -> dict[str, A
             for r in a.culprits[:TOP_CULPRITS_JSON]
         ],
         "findings": [finding_to_json(f) for f in d.findings],
+        "your_lines": [line.to_json() for line in a.lines],
         **{k: v for k, v in raw.items() if k not in _HEAD},
         "probe_summary": _probe_summary(report, a),
     }

@@ -11,9 +11,12 @@ from rich.panel import Panel
 from rich.text import Text
 
 from tfdiag.advise.diagnosis import diagnosis_of
+from tfdiag.advise.script import script_findings
+from tfdiag.analysis.lines import script_lines
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
+from tfdiag.render.lines_console import lines_block
 from tfdiag.render.names import NamedRows, name_parts
 from tfdiag.render.safe import labelled
 
@@ -132,9 +135,40 @@ def _costly(result: ScriptRecord, site: CallSite) -> list[RenderableType]:
     return parts
 
 
+#: Findings of the script shown first (each costly site's own follow below).
+TOP_SCRIPT_FINDINGS = 3
+
+
+def _findings(result: ScriptRecord) -> list[RenderableType]:
+    """The script's findings, the largest share of its time first: the answer."""
+    found = script_findings(result)[:TOP_SCRIPT_FINDINGS]
+    if not found:
+        return []
+    parts: list[RenderableType] = [
+        Text.assemble(
+            ("Findings", "bold"),
+            (" — the script's, the largest share of its wall time first", "dim"),
+        )
+    ]
+    for n, sf in enumerate(found, 1):
+        where = f"{sf.site.location} · {sf.site.label}" if sf.site else "your script's own lines"
+        parts.append(Text(f"{n}. in {where}: {fmt_pct(sf.share)} of the script", style="dim"))
+        parts.extend(finding_block(sf.finding, head="   ", body="     ", evidence=2))
+    return parts
+
+
 def render_script(result: ScriptRecord) -> RenderableType:
-    """The whole view as one renderable."""
-    parts: list[RenderableType] = [_header(result), _sites(result)]
+    """The whole view as one renderable: the findings first, then your lines, then how the
+    script was measured and each costly site."""
+    parts: list[RenderableType] = [*_findings(result)]
+    yours = lines_block(
+        script_lines(result.lines),
+        title="Your lines",
+        scope="% of the script's wall time (loop: inside a loop)",
+    )
+    if yours is not None:
+        parts.append(yours)
+    parts += [_header(result), _sites(result)]
     costly = result.costly()
     if costly:
         parts.append(Text("Costly call sites (each profiled like tfdiag.profile)", style="bold"))

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from tfdiag.advise.diagnosis import diagnosis_of
+from tfdiag.advise.script import script_findings
+from tfdiag.analysis.lines import script_lines
 from tfdiag.records.script import CallSite, ScriptRecord
-from tfdiag.render.document import header
+from tfdiag.render.document import finding_to_json, header
 from tfdiag.render.json import report_to_json
 
 
@@ -22,7 +24,17 @@ def script_to_json(result: ScriptRecord) -> dict[str, Any]:
         "keras_s": result.keras_s,
         "environment": result.environment.to_json(),
         "notes": list(result.notes),
+        "findings": [
+            {
+                "site": sf.site.location if sf.site else None,
+                "share": sf.share,
+                **finding_to_json(sf.finding),
+            }
+            for sf in script_findings(result)
+        ],
+        "your_lines": [line.to_json() for line in script_lines(result.lines)],
         "sites": [_site_json(result, s) for s in result.sites],
+        "lines": None if result.lines is None else result.lines.to_json(),
     }
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tfdiag.capture.plan import MAX_ITERATIONS
+from tfdiag.capture.script_lines import ScriptSampler
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.reading import check_regular
@@ -123,8 +124,10 @@ def run_script(
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     status = "ok"
+    sampler = ScriptSampler()
     t0 = clock()
     recorder.probes.start()
+    sampler.start()
     try:
         with instrumented(classes, recorder), loops_recorded(classes, recorder):
             try:
@@ -138,7 +141,8 @@ def run_script(
                 status = f"raised {type(exc).__name__}: {exc}"
     finally:
         wall = clock() - t0
+        sampler.stop()
         recorder.probes.stop()
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    return recorder.result(argv, wall, status)
+    return recorder.result(argv, wall, status, sampler.record())

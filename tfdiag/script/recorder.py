@@ -28,6 +28,7 @@ from tfdiag.capture.environment import current_environment, describe_call, flavo
 from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.session import CaptureSession
 from tfdiag.records.clock import Clock, now_iso
+from tfdiag.records.lines import LinesRecord
 from tfdiag.records.paths import PACKAGE_DIRS
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, Timing
@@ -415,8 +416,15 @@ class Recorder:
             **session.records(k),
         )
 
-    def result(self, argv: Sequence[str], measured_s: float, status: str) -> ScriptResult:
-        """The result; the script's wall time is ``measured_s`` less this recorder's overhead."""
+    def result(
+        self,
+        argv: Sequence[str],
+        measured_s: float,
+        status: str,
+        lines: LinesRecord | None = None,
+    ) -> ScriptResult:
+        """The result; the script's wall time is ``measured_s`` less this recorder's overhead;
+        ``lines``: the whole script's sampled lines."""
         wall_s = max(measured_s - self.overhead_s, 0.0)
         self.probes.stop()
         ranked = sorted(self._sites.values(), key=lambda s: s.total_s, reverse=True)
@@ -471,4 +479,5 @@ class Recorder:
             environment=current_environment(),
             notes=tuple(notes),
             created=now_iso(),
+            lines=lines,
         )

@@ -97,5 +97,8 @@ NO_FIX: MappingProxyType[str, str] = MappingProxyType(
         "warmup": "about the run's timeline, not a call to change",
         "spikes": "about the run's timeline, not a call to change",
         "drift": "about the run's timeline, not a call to change",
+        "costly-line": "the line is in your code: `tfdiag fix` proposes a measured edit of it",
+        "no-known-cause": "no cause is named, so there is no change to measure",
+        "xla-compile-per-shape": "the shapes come from your data: pad or bucket them in your code",
     }
 )

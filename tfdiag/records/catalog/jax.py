@@ -50,6 +50,12 @@ RESULT_WAITS = (
 )
 
 JAX_RULES: tuple[Rule, ...] = (
+    Rule(
+        "jax/_src/traceback_util.py",
+        "*reraise_with_filtered_traceback",
+        Category.WRAPPER,
+        "JAX's traceback filtering decorator (every public jax function's)",
+    ),
     # -- user-facing step functions (entries) -------------------------------------
     Rule(_TRAINER, "JAXTrainer.predict", OT, "Keras 3 predict() on JAX", roles=ENTRY),
     Rule(_TRAINER, "JAXTrainer.fit", OT, "Keras 3 fit() on JAX", roles=ENTRY),

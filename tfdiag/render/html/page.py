@@ -60,6 +60,8 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; paddi
 dl.head { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 8px 0; }
 dl.head dt { font-weight: 600; } dl.head dd { margin: 0; overflow-wrap: anywhere; }
 .partial { color: #b42318; font-weight: 600; }
+.scroll { overflow-x: auto; } p.caption { color: var(--dim); font-size: 12.5px; }
+#your-lines td:nth-child(n+3) { text-align: left; overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: 6px 0 4px; width: 100%; }
 th, td { padding: 3px 8px; border-bottom: 1px solid var(--line); text-align: right;
   vertical-align: top; }

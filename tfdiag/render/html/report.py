@@ -9,6 +9,7 @@ from typing import Any
 
 from tfdiag.advise import Finding
 from tfdiag.advise.diagnosis import Diagnosis
+from tfdiag.analysis.lines import UserLine
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct0
 from tfdiag.records.verification import Verification, verification_view
@@ -20,6 +21,7 @@ from tfdiag.render.html.flame import profile_tree, sampled_tree
 from tfdiag.render.html.page import e, flame_section, page
 from tfdiag.render.html.rich_html import to_html
 from tfdiag.render.html.svg import timeline_svg
+from tfdiag.render.lines_console import calls_text
 from tfdiag.render.probes_console import render_probes
 
 
@@ -92,9 +94,29 @@ def _findings(found: tuple[Finding, ...]) -> str:
     return f'<h2>Findings</h2><div id="findings">{blocks}</div>'
 
 
+def _your_lines(lines: Sequence[UserLine]) -> str:
+    """Your lines as a table (all of them; the console shows the first few)."""
+    if not lines:
+        return ""
+    rows = "".join(
+        f"<tr><td>{e(fmt_pct0(u.share))}</td><td>{e(calls_text(u))}</td>"
+        f"<td><code>{e(u.location)}</code></td><td><code>{e(u.code)}</code></td>"
+        f"<td>{e(u.api or 'your own code')}{' (the call profiled)' if u.entry else ''}</td></tr>"
+        for u in lines
+    )
+    return (
+        '<h2>Your lines</h2><p class="caption">Where your code calls the framework: the '
+        "share of steady-state time below each line and how often it ran per iteration "
+        "(≈: an estimate, the line shares its call with others).</p>"
+        '<div class="scroll"><table id="your-lines"><thead><tr><th>share</th><th>calls</th>'
+        "<th>line</th><th>code</th><th>calls into</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
 def report_body(d: Diagnosis) -> str:
     report = d.record
-    parts = [_header(report), _findings(d.findings)]
+    parts = [_header(report), _findings(d.findings), _your_lines(d.analysis.lines)]
     svg = timeline_svg(report)
     if svg is not None:
         parts.append(f"<h2>Iteration timeline</h2>{svg}")
