@@ -7,16 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from tfdiag.advise.remedies import (
-    RULES,
-    Scene,
-    assigned,
-    counted_dataset,
-    evidence,
-    first_argument,
-    receiver,
-    remedy,
-)
+from tfdiag.advise.remedies import RULES, Scene, evidence, remedy
+from tfdiag.advise.remedies.base import assigned, counted_dataset, first_argument, receiver
 from tfdiag.analysis.lines import UserLine
 from tfdiag.records.catalog.apis import NATURES, api_of
 

@@ -106,7 +106,7 @@ def _apis() -> list[str]:
         "",
         "The framework APIs your lines call, named as you write them, each with its *nature*: "
         "the kind of work it is, which picks the remedy a finding anchored at your line gets "
-        "(`tfdiag/records/catalog/apis.py`, remedies in `tfdiag/advise/remedies.py`). An API "
+        "(`tfdiag/records/catalog/apis.py`, remedies in `tfdiag/advise/remedies/`). An API "
         "no row names is still a constructor (`__init__`, `__new__`) or a setup call (`adapt`, "
         "`compile`, `build`, `load_*`) by its name. First match wins.",
         "",
