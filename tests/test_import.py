@@ -101,3 +101,17 @@ def test_every_writer_the_format_table_names_resolves() -> None:
     for table in (VIEWS, BRIEF_VIEWS, DOCUMENTS):
         for kind, ref in table.items():
             assert callable(writer(ref)), (kind, ref)
+
+
+def test_profile_without_verify_loads_no_verification_module() -> None:
+    """Verification (and compare's engine under it) loads only when ``verify=True`` asks."""
+    code = (
+        "import sys, tfdiag\n"
+        "def work():\n"
+        "    return sum(i * i for i in range(2000))\n"
+        "tfdiag.profile(work, iterations=3, tf_profiler=False)\n"
+        "loaded = [m for m in sys.modules if m.startswith('tfdiag.measure.verify')]\n"
+        "assert not loaded, loaded\n"
+        "assert 'tfdiag.measure.budget' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

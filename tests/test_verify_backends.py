@@ -77,3 +77,15 @@ def test_on_each_backend_the_inference_pipeline_fix_has_one_compiled_forward_pas
         _on(monkeypatch, backend)
         kept = [v.name for v in FIXES["per-call-input-pipeline"] if not v.elsewhere()]
         assert expected in kept and other not in kept
+
+
+def test_every_finding_has_a_fix_to_measure_or_a_reason_for_none() -> None:
+    """`verify=True` says of each finding what it measured or why it measured nothing: a
+    finding in neither table would read as "no mechanical fix" by accident."""
+    from tfdiag.advise.table import FINDINGS
+    from tfdiag.measure.verify.table import NO_FIX
+
+    ids = {spec.id for spec in FINDINGS}
+    assert ids - set(FIXES) - set(NO_FIX) == set()
+    assert set(FIXES) & set(NO_FIX) == set(), "a finding with fixes has no reason for none"
+    assert (set(FIXES) | set(NO_FIX)) - ids == set(), "an entry for a finding that is gone"

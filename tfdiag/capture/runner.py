@@ -27,7 +27,7 @@ from tfdiag.capture.plan import (
     tf_in_use,
 )
 from tfdiag.capture.session import CaptureSession
-from tfdiag.measure.verify import DEFAULT_BUDGET_S, VerifySettings, check_budget, verify_report
+from tfdiag.measure.budget import DEFAULT_BUDGET_S, check_budget
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock, Progress
@@ -156,6 +156,8 @@ def _profile(
         )
     if ctrl_c.noted or not verify:  # noted: pressed after the passes, as the bar closed
         return report
+    from tfdiag.measure.verify import VerifySettings, verify_report  # only when asked
+
     try:
         settings = VerifySettings(budget_s=budget)
         ctrl_c.arm()

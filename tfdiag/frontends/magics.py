@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from tfdiag.capture.runner import profile
-from tfdiag.measure.verify import DEFAULT_BUDGET_S
+from tfdiag.measure.budget import DEFAULT_BUDGET_S
 from tfdiag.records.errors import InputError
 from tfdiag.results.load import report_from_stats
 from tfdiag.results.report import Report

@@ -14,27 +14,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from tfdiag.measure.budget import DEFAULT_BUDGET_S, check_budget
 from tfdiag.measure.verify.call import Call
-from tfdiag.measure.verify.run import DEFAULT_BUDGET_S, VerifySettings, verify_findings
+from tfdiag.measure.verify.run import VerifySettings, verify_findings
 from tfdiag.records.clock import Clock
-from tfdiag.records.errors import InputError
 from tfdiag.render.progress import progress_bar
 from tfdiag.results.report import Report
 
 __all__ = ["DEFAULT_BUDGET_S", "VerifySettings", "check_budget", "verify_report"]
-
-
-def check_budget(verify_s: object) -> float:
-    """``verify_s`` as seconds ≥ 0.
-
-    Raises:
-        InputError: not a number, negative, or not finite.
-    """
-    if isinstance(verify_s, bool) or not isinstance(verify_s, (int, float)):
-        raise InputError(f"verify_s must be a number of seconds, got {verify_s!r}")
-    if not 0 <= verify_s < 1e6:
-        raise InputError(f"verify_s must be between 0 and 1e6 seconds, got {verify_s!r}")
-    return float(verify_s)
 
 
 def verify_report(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tfdiag.advise import Finding
+from tfdiag.measure.budget import DEFAULT_BUDGET_S
 from tfdiag.measure.check import loss_problem, output_mismatch
 from tfdiag.measure.run import _quiet_retracing
 from tfdiag.measure.timing import measure, one_line
@@ -31,8 +32,6 @@ from tfdiag.records.fields import MAX_SECONDS
 from tfdiag.records.units import fmt_s
 from tfdiag.records.verification import VariantRun, Verification
 
-#: ``verify_s`` when not given: the seconds verification may add to ``profile()``.
-DEFAULT_BUDGET_S = 60.0
 #: A training variant's clone, compile and first trace, as the budget estimates it.
 TRAINING_SETUP_S = 2.0
 
