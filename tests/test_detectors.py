@@ -16,7 +16,7 @@ import pytest
 from synth import SITE, Node, make_report, tensor, tf_record, trace
 
 from tfdiag.advise import SEVERITIES, Detection, FindingSpec, advise
-from tfdiag.advise.graphs import retrace_cause
+from tfdiag.advise.tracing import retrace_cause
 from tfdiag.analysis.pipeline import analyze
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Category

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tfdiag.advise.finding import Finding
-from tfdiag.advise.graphs import retrace_cause
 from tfdiag.advise.table import FINDINGS
+from tfdiag.advise.tracing import retrace_cause
 from tfdiag.records.errors import InputError
 from tfdiag.records.traces import TraceEvent
 
@@ -134,7 +134,7 @@ def counted_traces(events: Sequence[TraceEvent]) -> dict[_Key, list[TraceEvent]]
 
 def explain_retrace(traces: Sequence[TraceEvent]) -> tuple[str, str]:
     """``(variant, cause)`` of a function's repeated traces: the argument whose Python value,
-    shape or type changes (:func:`~tfdiag.advise.graphs.retrace_cause`), else a tf.data
+    shape or type changes (:func:`~tfdiag.advise.tracing.retrace_cause`), else a tf.data
     function of a pipeline built again, else a new ``tf.function`` object per call when the
     objects differ."""
     found = retrace_cause(list(traces))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfdiag.advise import calls, costly, data, graphs, jit, keras_jax, timeline, work, xla
+from tfdiag.advise import calls, costly, data, graphs, jit, keras_jax, timeline, tracing, work, xla
 from tfdiag.advise.finding import Context, FindingSpec, first_of
 from tfdiag.advise.fixes_jax import jax_titles, with_jax_fixes
 
@@ -167,7 +167,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "per-iteration-tracing",
         "Graphs are traced on every iteration",
-        first_of(graphs.per_iteration_tracing, jit.per_iteration_compiles),
+        first_of(tracing.per_iteration_tracing, jit.per_iteration_compiles),
         fixes={
             "python-value": "Pass the changing value as a tensor (`tf.constant(i)`): a Python "
             "number is part of a graph's signature, so each new one is a new graph; a tensor is an "
