@@ -409,3 +409,22 @@ def test_tensorflow_hooks_stay_off_on_another_keras_backend_even_with_tensorflow
     )
     monkeypatch.setattr(plan, "keras_backend", lambda: backend)
     assert plan.tf_in_use() is on
+
+
+def test_a_keras_step_run_as_python_with_unknown_settings_names_both_that_do_it() -> None:
+    """Profiled through the user's own function, the record does not show the model's
+    compile settings: the fix names the two that make Keras skip `jax.jit` (trainer.py jits
+    exactly when `not run_eagerly and jit_compile`), not one it cannot see."""
+    dispatch = SITE + "jax/_src/dispatch.py"
+
+    def tree(n: int) -> Node:
+        ops = Node(dispatch, "apply_primitive", 0.00001 * 200 * n, 200 * n)
+        body = Node(TRAINER, "JAXTrainer.train_step", 0.02 * n, n, [ops])
+        step = Node(TRAINER, "JAXTrainer._make_function.<locals>.iterator_step", 0.0, n, [body])
+        return Node(TRAINER, "JAXTrainer.fit", 0.001 * n, n, [step])
+
+    report = make_report([tree(N + 1)], N, cold=[tree(1)], method="fit")
+    [first, *_] = findings_of(dataclasses.replace(report, environment=JAX_ENV))
+    assert first.id == "eager-execution"
+    assert "`run_eagerly=False`" in first.fix and "`jit_compile=True`" in first.fix
+    assert "is compiled with `run_eagerly=True`" not in first.fix

@@ -77,6 +77,10 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "jit-off": "The model is compiled with `jit_compile=False`: on JAX every step then "
         "runs op by op in Python. Compile with `jit_compile=True` (the default) and "
         "`run_eagerly=False`.",
+        "eager-step": "Keras ran the model's step as Python, op by op: on JAX it jits the "
+        "step only when the model is compiled with `run_eagerly=False` and "
+        "`jit_compile=True` (the defaults), so one of them is set otherwise where your code "
+        "calls `compile()`. Compile with the defaults.",
         "model-call": "`{entry}` calls the model directly (`model(x)`), which on JAX runs "
         "its layers op by op in Python on every call, outside `jax.jit`: call "
         "`model.predict_on_batch(x)`, Keras' jitted step, or jit the forward pass once: "

@@ -202,11 +202,14 @@ def eager_step(ctx: Context) -> Detection | None:
         "jax.jit removes",
     ]
     facts = record.call.fact("run_eagerly"), record.call.fact("jit_compile")
+    # Keras jits its step on JAX exactly when `not run_eagerly and jit_compile`
+    # (keras/src/backend/jax/trainer.py): a step run as Python is one of the two settings,
+    # named when the record shows which (the profiled call was the model's own).
     variant = "run-eagerly" if facts[0] == "True" else "jit-off" if facts[1] == "False" else None
     if variant is not None:
         setting = "run_eagerly=True" if variant == "run-eagerly" else "jit_compile=False"
         evidence.insert(0, f"the model is compiled with `{setting}`")
-    return Detection(removable, tuple(evidence), variant=variant)
+    return Detection(removable, tuple(evidence), variant=variant or "eager-step")
 
 
 def eager_model_call(ctx: Context) -> Detection | None:
