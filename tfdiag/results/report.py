@@ -10,6 +10,7 @@ from pathlib import Path
 from tfdiag.advise.diagnosis import Diagnosis, diagnose
 from tfdiag.advise.finding import Finding
 from tfdiag.analysis.pipeline import Analysis
+from tfdiag.fix.patch import Proposal
 from tfdiag.records.files import Content, write_set
 from tfdiag.records.report import RunRecord, report_paths
 from tfdiag.results.base import Result
@@ -59,6 +60,16 @@ class Report(RunRecord, Result):
     def findings(self) -> tuple[Finding, ...]:
         """The findings, highest impact first."""
         return self.diagnosis.findings
+
+    def patches(self) -> tuple[Proposal, ...]:
+        """Each finding's patch to the user's file that made the call (its line and the
+        lines below it in the same folder), or why none is mechanical: proposals, not
+        measured (``tfdiag fix`` runs the program to verify them)."""
+        from tfdiag.fix.propose import propose
+
+        if not self.call.file:
+            return ()
+        return propose(self.findings, self.call.file)
 
     @classmethod
     def of(cls, record: RunRecord) -> Report:

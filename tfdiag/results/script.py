@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfdiag.fix.patch import Proposal
 from tfdiag.records.files import Content
 from tfdiag.records.script import ScriptRecord
 from tfdiag.results.base import Result
@@ -19,6 +20,14 @@ class ScriptResult(ScriptRecord, Result):
         """Write the JSON (what ``tfdiag explain`` reads) atomically; never overwrites
         unless ``overwrite``."""
         return self._write(path, overwrite=overwrite)[0]
+
+    def patches(self) -> tuple[Proposal, ...]:
+        """Each finding's patch to the script or a file beside it, or why none is
+        mechanical: proposals, not measured (``tfdiag fix`` runs both versions)."""
+        from tfdiag.advise.script import script_findings
+        from tfdiag.fix.propose import propose
+
+        return propose([sf.finding for sf in script_findings(self)], self.script)
 
     def _files(self, path: Path) -> dict[Path, Content]:
         from tfdiag.render.formats import document, format_for_path

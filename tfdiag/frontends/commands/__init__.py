@@ -10,6 +10,7 @@ from tfdiag.frontends.commands import (
     demo,
     diff,
     explain,
+    fix,
     merge,
     run,
     snakeviz,
@@ -19,6 +20,7 @@ from tfdiag.frontends.commands import (
 COMMANDS = (
     explain,
     run,
+    fix,
     compare,
     bench,
     diff,

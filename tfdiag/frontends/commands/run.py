@@ -45,6 +45,12 @@ def register(sub: Any) -> None:
         help="also save the result as JSON here (tfdiag explain reads it)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument(
+        "--script-stdout",
+        type=given("--script-stdout"),
+        help="write the script's own standard output to this file (tfdiag fix compares "
+        "two versions' outputs so)",
+    )
     add_output_options(p)
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
@@ -64,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
         import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
-    with quiet or contextlib.nullcontext():
+    with contextlib.ExitStack() as stack:
+        if args.script_stdout:
+            own = stack.enter_context(open(args.script_stdout, "w", encoding="utf-8"))
+            stack.enter_context(contextlib.redirect_stdout(own))
+        elif quiet is not None:
+            stack.enter_context(quiet)
         result = run_script(
             args.script, args.args, iterations=args.iterations, tf_profiler=args.tf_profiler
         )

@@ -1,0 +1,254 @@
+"""The edit kinds of ``tfdiag fix`` on source strings: libcst trees, no TensorFlow."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfdiag.fix.apply import write
+from tfdiag.fix.edits import Edit, Files, NoEdit, Target, kind_for
+from tfdiag.fix.patch import unified_diff
+
+
+def _edit(tmp_path: Path, code: str, target: Target) -> Edit | NoEdit:
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(code), encoding="utf-8")
+    t = Target(**{**target.__dict__, "file": str(path) if target.line else ""})
+    kind = kind_for(t.remedy)
+    assert kind is not None, t.remedy
+    return kind.edit(Files(tmp_path, (path,)), t)
+
+
+def _changed(e: Edit | NoEdit) -> list[str]:
+    assert isinstance(e, Edit), e
+    diff = unified_diff(e.before, e.after, "train.py").splitlines()
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+PREDICT = """\
+for i in range(0, 256, 8):
+    y = model.predict(x[i : i + 8], verbose=0)  # per batch
+    total += y.sum()
+"""
+
+
+def test_predict_per_batch_becomes_predict_on_batch_keeping_the_comment(tmp_path: Path) -> None:
+    e = _edit(tmp_path, PREDICT, Target("per-call-input-pipeline", "keras-loop:predict", line=2))
+    assert _changed(e) == [
+        "-    y = model.predict(x[i : i + 8], verbose=0)  # per batch",
+        "+    y = model.predict_on_batch(x[i : i + 8])  # per batch",
+    ]
+
+
+def test_predict_with_callbacks_is_not_changed(tmp_path: Path) -> None:
+    code = "y = model.predict(x, callbacks=[cb])\n"
+    e = _edit(tmp_path, code, Target("per-call-input-pipeline", "keras-loop:predict", line=1))
+    assert isinstance(e, NoEdit) and "`callbacks=`" in e.reason
+
+
+HOIST_FN = """\
+import keras
+
+VOCAB = ["a", "b"]
+
+
+def encode(batch):
+    # the vocabulary never changes
+    lookup = keras.layers.StringLookup(
+        vocabulary=VOCAB,
+    )
+    return lookup(batch)
+"""
+
+
+def test_a_constructor_in_a_function_moves_above_it_with_its_comment(tmp_path: Path) -> None:
+    e = _edit(tmp_path, HOIST_FN, Target("model-rebuilt-per-call", "construct", line=8))
+    assert isinstance(e, Edit)
+    assert e.after == (
+        'import keras\n\nVOCAB = ["a", "b"]\n# the vocabulary never changes\n'
+        "lookup = keras.layers.StringLookup(\n    vocabulary=VOCAB,\n)\n\n\n"
+        "def encode(batch):\n    return lookup(batch)\n"
+    )
+    assert e.new_line == 5
+    compile(e.after, "train.py", "exec")
+
+
+def test_a_setup_call_in_a_loop_moves_before_the_loop(tmp_path: Path) -> None:
+    code = """\
+    for epoch in range(3):
+        model.compile("adam", "mse")
+        model.fit(x, y, verbose=0)
+    """
+    e = _edit(tmp_path, code, Target("model-rebuilt-per-call", "setup:compile", line=2))
+    assert isinstance(e, Edit)
+    assert e.after.splitlines()[:2] == ['model.compile("adam", "mse")', "for epoch in range(3):"]
+
+
+def test_a_call_that_reads_the_loop_variable_is_not_moved_and_says_why(tmp_path: Path) -> None:
+    """Hoisting would build every iteration's layer with the first iteration's size."""
+    code = """\
+    for units in (4, 8, 16):
+        layer = keras.layers.Dense(units)
+        print(layer(x).shape)
+    """
+    e = _edit(tmp_path, code, Target("model-rebuilt-per-call", "construct", line=2))
+    assert isinstance(e, NoEdit)
+    assert "it reads `units`, which the loop at line 1 changes" in e.reason
+
+
+def test_a_call_whose_data_the_loop_changes_in_place_is_not_moved(tmp_path: Path) -> None:
+    code = """\
+    for batch in stream:
+        seen.append(batch)
+        lookup.adapt(seen)
+    """
+    e = _edit(tmp_path, code, Target("model-rebuilt-per-call", "setup:adapt", line=3))
+    assert isinstance(e, NoEdit) and "changes `seen` in place" in e.reason
+
+
+def test_a_call_that_reads_a_parameter_stays_in_its_function(tmp_path: Path) -> None:
+    code = """\
+    def encode(batch, vocab):
+        lookup = keras.layers.StringLookup(vocabulary=vocab)
+        return lookup(batch)
+    """
+    e = _edit(tmp_path, code, Target("model-rebuilt-per-call", "construct", line=2))
+    assert isinstance(e, NoEdit) and "`vocab`, a parameter of `encode`" in e.reason
+
+
+def test_a_call_under_an_if_is_not_moved(tmp_path: Path) -> None:
+    code = """\
+    for step in range(10):
+        if step == 5:
+            opt = keras.optimizers.Adam(1e-3)
+    """
+    e = _edit(tmp_path, code, Target("model-rebuilt-per-call", "construct:optimizer", line=3))
+    assert isinstance(e, NoEdit) and "under the `if`" in e.reason
+
+
+def test_run_eagerly_is_removed_where_the_record_names_no_line(tmp_path: Path) -> None:
+    code = """\
+    model.compile(
+        "sgd",
+        "mse",
+        run_eagerly=True,
+    )
+    """
+    e = _edit(tmp_path, code, Target("eager-execution", "debug-switch:run-eagerly"))
+    assert isinstance(e, Edit) and e.line == 1
+    assert e.after == 'model.compile(\n    "sgd",\n    "mse",\n    )\n'
+    compile(e.after, "train.py", "exec")
+
+
+def test_run_eagerly_as_the_last_keyword_leaves_no_dangling_comma(tmp_path: Path) -> None:
+    code = 'model.compile("sgd", "mse", run_eagerly=True)  # debugging\n'
+    e = _edit(tmp_path, code, Target("eager-execution", "debug-switch:run-eagerly"))
+    assert isinstance(e, Edit) and e.after == 'model.compile("sgd", "mse")  # debugging\n'
+
+
+def test_a_global_debug_mode_statement_is_removed_and_its_block_keeps_a_body(
+    tmp_path: Path,
+) -> None:
+    code = """\
+    import tensorflow as tf
+
+    if DEBUG:
+        tf.data.experimental.enable_debug_mode()
+    x = 1
+    """
+    e = _edit(tmp_path, code, Target("slow-map", "debug-switch:tf-data-debug"))
+    assert isinstance(e, Edit)
+    assert e.after == "import tensorflow as tf\n\nif DEBUG:\n    pass\nx = 1\n"
+
+
+def test_a_switch_set_nowhere_gets_no_patch(tmp_path: Path) -> None:
+    e = _edit(tmp_path, "x = 1\n", Target("eager-execution", "debug-switch:run-eagerly"))
+    assert isinstance(e, NoEdit) and "set nowhere" in e.reason
+
+
+STEP = """\
+import tensorflow as tf
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+"""
+
+
+def test_an_eager_step_gets_tf_function(tmp_path: Path) -> None:
+    t = Target("eager-execution", "eager:tf-function-step", line=7, function="train_step")
+    assert _changed(_edit(tmp_path, STEP, t)) == ["+@tf.function"]
+
+
+def test_a_step_that_prints_is_not_compiled(tmp_path: Path) -> None:
+    code = STEP.replace("    return loss", "    print(float(loss))\n    return loss")
+    t = Target("eager-execution", "eager:tf-function-step", line=7, function="train_step")
+    e = _edit(tmp_path, code, t)
+    assert isinstance(e, NoEdit) and "`print`" in e.reason
+
+
+def test_a_decorated_step_run_eagerly_loses_the_switch_instead(tmp_path: Path) -> None:
+    code = "import tensorflow as tf\n\ntf.config.run_functions_eagerly(True)\n\n\n@tf.function\n"
+    code += "def step(x):\n    return x * 2\n"
+    t = Target("eager-execution", "eager:tf-function", line=8, function="step")
+    assert _changed(_edit(tmp_path, code, t)) == ["-", "-tf.config.run_functions_eagerly(True)"]
+
+
+def test_a_remedy_no_kind_answers_has_no_edit_kind() -> None:
+    assert kind_for("summary") is None and kind_for(None) is None
+
+
+def test_the_diff_is_git_compatible() -> None:
+    diff = unified_diff("a = 1\nb = 2\n", "a = 1\nb = 3\n", "sub/train.py")
+    assert diff.splitlines()[:3] == [
+        "diff --git a/sub/train.py b/sub/train.py",
+        "--- a/sub/train.py",
+        "+++ b/sub/train.py",
+    ]
+
+
+def _one_edit(tmp_path: Path) -> Edit:
+    e = _edit(tmp_path, PREDICT, Target("per-call-input-pipeline", "keras-loop:predict", line=2))
+    assert isinstance(e, Edit)
+    return e
+
+
+def test_apply_writes_atomically_with_a_backup(tmp_path: Path) -> None:
+    e = _one_edit(tmp_path)
+    done = write(e, tmp_path)
+    assert done.path.read_text() == e.after and done.backup.read_text() == e.before
+    assert done.backup.name == "train.py.orig"
+
+
+def test_apply_refuses_a_file_changed_since_the_run(tmp_path: Path) -> None:
+    import pytest
+
+    from tfdiag.records.errors import InputError
+
+    e = _one_edit(tmp_path)
+    (tmp_path / "train.py").write_text(e.before + "# edited\n")
+    with pytest.raises(InputError, match="changed since it was run"):
+        write(e, tmp_path)
+    assert not (tmp_path / "train.py.orig").exists()
+
+
+def test_apply_refuses_a_path_outside_the_tree_and_a_patch_that_does_not_compile(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    import pytest
+
+    from tfdiag.records.errors import InputError
+
+    e = _one_edit(tmp_path)
+    with pytest.raises(InputError, match="outside the script's folder"):
+        write(e, tmp_path / "elsewhere")
+    broken = dataclasses.replace(e, after=e.after + "def (:\n")
+    with pytest.raises(InputError, match="does not compile"):
+        write(broken, tmp_path)
+    assert (tmp_path / "train.py").read_text() == e.before

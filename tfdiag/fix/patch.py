@@ -1,0 +1,84 @@
+"""A proposed fix: the finding it answers, the edit (or why there is none), its unified
+diff as ``git diff`` prints it, and, once measured, what both versions of the program did."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from tfdiag.fix.edits.base import Edit
+
+if TYPE_CHECKING:
+    from tfdiag.fix.verify_patch import Verified
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """``before`` → ``after`` as ``git diff`` prints it (``path`` relative, forward slashes),
+    so ``git apply`` and ``patch -p1`` take it."""
+    path = path.replace(os.sep, "/")
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        f"a/{path}",
+        f"b/{path}",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return f"diff --git a/{path} b/{path}\n" + "".join(out) if out else ""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One finding and its patch.
+
+    Attributes:
+        finding: the finding's id; ``remedy``: its remedy key; ``location``: its line
+            (``train.py:34``, "" when it names none); ``fix``: its advice.
+        kind: the edit kind (:data:`~tfdiag.fix.edits.EDITS`), "" when none answers it.
+        edit: the edit, None when none is mechanical; ``reason`` says why then.
+        relpath: the edited file, relative to the script's folder.
+        verified: both versions run and compared (None: not measured).
+    """
+
+    finding: str
+    remedy: str | None
+    location: str
+    fix: str
+    kind: str = ""
+    edit: Edit | None = None
+    reason: str = ""
+    relpath: str = ""
+    verified: Verified | None = None
+
+    @property
+    def patch(self) -> str:
+        """The unified diff ("" with no edit)."""
+        if self.edit is None:
+            return ""
+        return unified_diff(self.edit.before, self.edit.after, self.relpath)
+
+    @property
+    def offered(self) -> bool:
+        """A patch measured faster with matching outputs: the one ``--apply`` writes."""
+        return self.edit is not None and self.verified is not None and self.verified.ok
+
+    def measured(self, verified: Verified) -> Proposal:
+        return replace(self, verified=verified)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "finding": self.finding,
+            "remedy": self.remedy,
+            "location": self.location,
+            "kind": self.kind or None,
+            "patch": self.patch or None,
+            "summary": self.edit.summary if self.edit else None,
+            "file": self.relpath or None,
+            "line": self.edit.line if self.edit else None,
+            "reason": self.reason or None,
+            "verified": self.verified.to_json() if self.verified else None,
+            "offered": self.offered,
+        }

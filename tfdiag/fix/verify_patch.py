@@ -1,0 +1,269 @@
+"""A patch measured before it is offered: the program and its patched copy run in a
+temporary folder, interleaved, with the same arguments, each under ``tfdiag run`` (time
+only: its per-site timing of every Keras call and ``tf.function`` step), and compared.
+
+The patch is offered when (1) the patched version is faster beyond the noise — at the
+edited line when it is a call site in both versions (the median per call, and every
+patched run's median below every original run's, or with one run each the patched
+calls' upper quartile below the original's lower one), else over the script's wall time
+(every patched run below every original run; with one run each, at least
+:data:`ONE_RUN_RATIO` faster) — and (2) the results agree: the exit status, and the
+script's standard output, its numbers within ``rtol``. An output that differs between
+two runs of the original itself cannot be compared: it is said so, and only the exit
+status is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfdiag.fix.edits.base import Edit
+from tfdiag.fix.source import SKIPPED_DIRS
+from tfdiag.records.errors import InputError
+from tfdiag.records.numbers import median
+from tfdiag.records.units import fmt_s
+
+#: A gain below this ratio is not offered, however steady.
+MIN_RATIO = 1.1
+#: With one run of each version the wall time has no spread to judge by: this gain counts.
+ONE_RUN_RATIO = 1.5
+#: At most this many files are placed in a copy of the script's folder.
+MAX_FILES = 5000
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run of one version: its exit code, status, standard output, wall time and
+    per-call times by call site (``file:line``)."""
+
+    rc: int
+    status: str
+    stdout: str
+    wall_s: float
+    sites: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and self.status == "ok"
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What running both versions showed: ``ok`` when the patch is offered."""
+
+    ok: bool
+    ratio: float
+    before_s: float
+    after_s: float
+    scope: str
+    outputs: str
+    runs: int
+    reason: str = ""
+
+    def figures(self) -> str:
+        """``verified 41× (1.21 s → 29 ms per call), outputs match``."""
+        ratio = f"{self.ratio:.1f}×" if self.ratio < 10 else f"{self.ratio:.0f}×"
+        times = f"{fmt_s(self.before_s)} → {fmt_s(self.after_s)} {self.scope}"
+        head = "verified" if self.ok else "not offered"
+        tail = f", {self.outputs}" if self.outputs else ""
+        why = f": {self.reason}" if self.reason and not self.ok else ""
+        return f"{head} {ratio} ({times}){tail}{why}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "ratio": self.ratio,
+            "before_s": self.before_s,
+            "after_s": self.after_s,
+            "scope": self.scope,
+            "outputs": self.outputs,
+            "runs": self.runs,
+            "reason": self.reason or None,
+            "figures": self.figures(),
+        }
+
+
+def copy_tree(root: Path, into: Path) -> None:
+    """The script's folder at ``into``: Python files copied (a patch may change them),
+    everything else linked (data is read, not copied)."""
+    count = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        rel = Path(folder).relative_to(root)
+        (into / rel).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            count += 1
+            if count > MAX_FILES:
+                raise InputError(f"{root} holds over {MAX_FILES} files: too many to copy to verify")
+            src, dst = Path(folder) / name, into / rel / name
+            if name.endswith(".py"):
+                shutil.copy2(src, dst)
+            else:
+                os.symlink(src.resolve(), dst)
+
+
+def run_once(
+    folder: Path, script: str, argv: Sequence[str], cwd: Path, timeout_s: float
+) -> Outcome:
+    """One run of ``folder/script`` under ``tfdiag run --iterations 0`` (time only)."""
+    out, stdout = folder.parent / f"{folder.name}.json", folder.parent / f"{folder.name}.out"
+    for f in (out, stdout):
+        f.unlink(missing_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "tfdiag",
+        "run",
+        "--iterations",
+        "0",
+        "--no-tf-profiler",
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        "--script-stdout",
+        str(stdout),
+        str(folder / script),
+        *argv,
+    ]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(124, f"timed out after {timeout_s:.0f} s", "", math.inf)
+    if not out.is_file():
+        tail = proc.stderr.strip().splitlines()[-1:] or ["no report"]
+        return Outcome(proc.returncode or 1, tail[0], "", math.inf)
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    sites = {f"{s['file']}:{s['line']}": tuple(s["call_s"]) for s in doc.get("sites", ())}
+    text = stdout.read_text(encoding="utf-8", errors="replace") if stdout.is_file() else ""
+    return Outcome(proc.returncode, doc.get("status", "?"), text, float(doc["wall_s"]), sites)
+
+
+def same_output(a: str, b: str, rtol: float) -> bool:
+    """Do two outputs agree: the same text, their numbers within ``rtol``?"""
+    if _NUMBER.sub("#", a) != _NUMBER.sub("#", b):
+        return False
+    for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)):
+        fx, fy = float(x), float(y)
+        if fx != fy and not math.isclose(fx, fy, rel_tol=rtol, abs_tol=rtol * 1e-3):
+            return False
+    return True
+
+
+def _quartiles(xs: Sequence[float]) -> tuple[float, float]:
+    s = sorted(xs)
+    return s[len(s) // 4], s[(3 * len(s)) // 4]
+
+
+def judge(
+    before: Sequence[Outcome], after: Sequence[Outcome], edit: Edit, relpath: str, rtol: float
+) -> Verified:
+    """The verdict on runs of both versions (``relpath``: the edited file's)."""
+    runs = len(before)
+    if not all(o.ok for o in before):
+        bad = next(o for o in before if not o.ok)
+        return Verified(False, 0.0, 0.0, 0.0, "", "", runs, f"the original failed: {bad.status}")
+    old = f"{relpath}:{edit.line}".replace(os.sep, "/")
+    new = f"{relpath}:{edit.new_line}".replace(os.sep, "/")
+    if all(o.sites.get(old) for o in before) and all(o.sites.get(new) for o in after if o.ok):
+        b = [median(o.sites[old]) or 0.0 for o in before]
+        a = [median(o.sites[new]) or 0.0 for o in after if o.ok]
+        pooled_b = [t for o in before for t in o.sites[old]]
+        pooled_a = [t for o in after if o.ok for t in o.sites[new]]
+        scope = "per call"
+        steady = _quartiles(pooled_a)[1] < _quartiles(pooled_b)[0] if runs == 1 else None
+    else:
+        b = [o.wall_s for o in before]
+        a = [o.wall_s for o in after if o.ok]
+        pooled_b = pooled_a = []
+        scope = "script"
+        steady = None
+    before_s = median(b) or 0.0
+    after_s = (median(a) or 0.0) if a else math.inf
+    ratio = before_s / after_s if after_s and math.isfinite(after_s) else 0.0
+    if not all(o.ok for o in after):
+        bad = next(o for o in after if not o.ok)
+        return Verified(
+            False,
+            ratio,
+            before_s,
+            after_s or 0.0,
+            scope,
+            "",
+            runs,
+            f"the patched program failed: {bad.status}",
+        )
+    outputs, agree = _outputs(before, after, rtol)
+    if steady is None:
+        steady = max(a) < min(b) if runs > 1 else ratio >= ONE_RUN_RATIO
+    faster = ratio >= MIN_RATIO and steady
+    reason = "" if faster else f"not faster beyond the noise ({runs} run(s) each)"
+    if not agree:
+        reason = "its output differs from the original's"
+    return Verified(faster and agree, ratio, before_s, after_s, scope, outputs, runs, reason)
+
+
+def _outputs(before: Sequence[Outcome], after: Sequence[Outcome], rtol: float) -> tuple[str, bool]:
+    first = before[0].stdout
+    if not all(same_output(first, o.stdout, rtol) for o in before[1:]):
+        return "output differs between runs of the original itself: exit status compared", True
+    if all(same_output(first, o.stdout, rtol) for o in after):
+        return "outputs match" if first.strip() else "exit status matches (no output)", True
+    return "outputs differ", False
+
+
+def verify(
+    edit: Edit,
+    script: Path,
+    argv: Sequence[str],
+    *,
+    relpath: str,
+    runs: int = 2,
+    rtol: float = 1e-3,
+    timeout_s: float = 600.0,
+) -> Verified:
+    """Run the original and the patched program ``runs`` times each, interleaved (the
+    order alternating), in copies of the script's folder, and judge."""
+    root = script.resolve().parent
+    cwd = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="tfdiag-fix-") as tmp:
+        base = Path(tmp)
+        orig, patched = base / "original", base / "patched"
+        copy_tree(root, orig)
+        copy_tree(root, patched)
+        (patched / relpath).write_text(edit.after, encoding="utf-8")
+        inside = cwd.resolve().is_relative_to(root)
+        where = {
+            v: (v / cwd.resolve().relative_to(root)) if inside else cwd for v in (orig, patched)
+        }
+        before: list[Outcome] = []
+        after: list[Outcome] = []
+        rel_script = str(script.resolve().relative_to(root))
+        for i in range(runs):
+            order = (orig, patched) if i % 2 == 0 else (patched, orig)
+            for v in order:
+                o = run_once(v, rel_script, argv, where[v], timeout_s)
+                (before if v is orig else after).append(_relative(o, v))
+    return judge(before, after, edit, relpath, rtol)
+
+
+def _relative(o: Outcome, folder: Path) -> Outcome:
+    """Site keys relative to the copy's root (``tfdiag run`` keeps them so already)."""
+    prefix = str(folder) + os.sep
+    sites = {k[len(prefix) :] if k.startswith(prefix) else k: v for k, v in o.sites.items()}
+    return Outcome(o.rc, o.status, o.stdout, o.wall_s, sites)
