@@ -66,7 +66,8 @@ def test_medium_train_step_is_op_time_and_compute_bound(medium_train: Any) -> No
     assert ops.share >= 0.7, f"TF ops {ops.op_s:.4f} s of {ops.wall_s:.4f} s wall"
     found = {f.id: f for f in report.findings}
     assert "compute-bound" in found
-    assert "TF profiler" in found["compute-bound"].evidence[0]
+    assert "makes the call profiled" in found["compute-bound"].evidence[0]  # the user's line
+    assert "TF profiler" in found["compute-bound"].evidence[1]
     if _gpu():
         assert tf.device_op_s is not None and tf.h2d_s is not None
     else:

@@ -216,7 +216,7 @@ def test_a_changing_python_int_fails_the_test_and_a_tensor_passes(tmp_path: Path
     message = out[out.index("ForbiddenFinding: tfdiag_check: 1 forbidden finding(s)") :]
     assert "[high] per-iteration-tracing: Graphs are traced on every iteration" in message
     assert "argument `i` is a Python value that changes" in message
-    assert f"fix: {fix_of('per-iteration-tracing', 'python-value')}" in message
+    assert "fix: Pass the `i` argument as a tensor at test_user.py:" in message  # its line
     report = tmp_path / "reports" / "test_user.py__test_python_int.tfdiag.json"
     assert f"report: {report}" in message and report.exists()
     assert (tmp_path / "reports" / "test_user.py__test_tensor.tfdiag.json").exists()

@@ -210,7 +210,7 @@ def test_per_item_work_feeding_a_graph_step_goes_into_that_step() -> None:
         function="augment",
         function_calls=128.0,
     )
-    step = line("loss = step(x, y)", "calling a tf.function", "graph-call", line=50)
+    step = line("loss = step(x, y)", "a tf.function", "graph-call", line=50)
     found = remedy(crop, Scene((crop, step)))
     assert found is not None and found.key == "eager:into-step"
     assert "`loss = step(x, y)`" in found.text and "NumPy" not in found.text

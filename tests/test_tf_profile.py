@@ -91,7 +91,7 @@ def test_fit_passes_kwargs_and_builds_a_pipeline_per_call(reports, flavour: str)
     assert dict(report.call.kwargs) == {"epochs": "1", "verbose": "0"}
     assert "per-call-input-pipeline" in _ids(report)
     finding = next(f for f in report.findings if f.id == "per-call-input-pipeline")
-    assert "Call `fit` once" in finding.fix
+    assert "make one `fit` call over all of them" in finding.fix
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

@@ -42,7 +42,7 @@ _VERBS = {
     "keras-loop": "calls",
     "keras-step": "calls",
     "model-call": "calls a model or layer eagerly",
-    "graph-call": "calls",
+    "graph-call": "runs",
     "eager-op": "dispatches",
     "train-op": "runs",
     "weights-host": "copies every weight with",
@@ -62,7 +62,9 @@ def evidence(line: UserLine, scope: str = "of steady state") -> str:
     """The finding's first evidence line: the user's line, the API and its figures
     (``scope``: what its share is a share of)."""
     verb = _VERBS.get(line.nature, "calls") if line.api else "runs your own Python"
-    api = f"`{line.api}`" if line.api and line.nature != "model-call" else ""
+    api = f"`{line.api}`" if line.api and line.nature not in ("model-call", "graph-call") else ""
+    if line.nature == "graph-call":
+        api = line.api  # "a tf.function": a call, not a name the user wrote
     figures = ", ".join(x for x in (per_iteration(line), f"{fmt_pct0(line.share)} {scope}") if x)
     head = f"line {where(line)}"
     if line.nature == "debug-switch":

@@ -152,7 +152,7 @@ APIS: tuple[Api, ...] = (
     Api(
         _TF + "eager/polymorphic_function/polymorphic_function.py",
         "Function.__call__",
-        "calling a tf.function",
+        "a tf.function",
         "graph-call",
     ),
     Api(
@@ -224,7 +224,7 @@ APIS: tuple[Api, ...] = (
     Api(_JAX + "numpy/*", "*", "jnp.{fn}", "eager-op"),
     Api(_JAX + "lax/*", "*", "jax.lax.{fn}", "eager-op"),
     Api(_JAX + "random.py", "*", "jax.random.{fn}", "eager-op"),
-    Api(_JAX + "pjit.py", "*cache_miss*", "calling a jitted function", "graph-call"),
+    Api(_JAX + "pjit.py", "*cache_miss*", "a jitted function", "graph-call"),
     Api(_JAX + "api.py", "jit", "jax.jit", "construct"),
     Api(_JAX + "pjit.py", "jit", "jax.jit", "construct"),
     Api(_JAX + "api.py", "device_put*", "jax.device_put", "convert"),
