@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from tfdiag.results.report import Report
 
 _MARKER = "tfdiag"
-#: Longest file name stem kept from a test's node id (a hash keeps long ones apart).
+#: Longest readable part of a report's file name stem kept from a test's node id.
 _MAX_STEM = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -64,16 +64,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def report_stem(nodeid: str) -> str:
-    """A file name stem for a test's node id: ``tests/test_x.py::test_y[a]`` →
-    ``tests_test_x.py__test_y_a``."""
+def report_stem(nodeid: str, check: int = 1) -> str:
+    """A file name stem for a test's ``check``-th ``tfdiag_check``: ``tests/test_x.py::test_y[a]``
+    → ``tests_test_x.py__test_y_a-<hash>``, the second check ``…_a-2-<hash>``.
+
+    The readable part loses what a file name cannot hold (``[batch 32]`` and ``[batch_32]``
+    read alike); the hash, of the node id and the check's number, keeps every pair of
+    checks apart — also on a case-insensitive file system — and is the same in every run.
+    """
     import hashlib
 
     stem = _UNSAFE.sub("_", nodeid.replace("::", "__")).strip("_.") or "test"
-    if len(stem) > _MAX_STEM:
-        digest = hashlib.sha1(nodeid.encode("utf-8")).hexdigest()[:8]
-        stem = f"{stem[: _MAX_STEM - 9]}-{digest}"
-    return stem
+    stem = stem[:_MAX_STEM]
+    if check > 1:
+        stem += f"-{check}"
+    digest = hashlib.sha1(f"{nodeid}\0{check}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{stem}-{digest[:10]}"
 
 
 def _flag(text: str, name: str) -> bool:
@@ -192,9 +198,7 @@ class Checker:
         except InputError as exc:
             pytest.fail(f"tfdiag_check: {exc}", pytrace=False)
         self._calls += 1
-        stem = report_stem(self._request.node.nodeid)
-        if self._calls > 1:
-            stem += f"-{self._calls}"
+        stem = report_stem(self._request.node.nodeid, self._calls)
         try:
             return check_call(
                 fn,
