@@ -262,3 +262,42 @@ def test_a_changing_python_int_fails_the_test_and_a_tensor_passes(tmp_path: Path
         tmp_path / "reports" / f"{report_stem('test_user.py::test_tensor')}.tfdiag.json"
     ).exists()
     assert "guard.py" not in message  # the failure points at the test, not tfdiag's frames
+
+
+def test_tf_profiler_words_mean_what_they_say(tmp_path: Path) -> None:
+    """#32: ``tf_profiler="false"`` in a marker or ``"off"`` as the argument turned the TF
+    profiler on (``bool("false")``), which imports TensorFlow."""
+    source = """
+        import sys
+        import pytest
+
+        @pytest.mark.tfdiag(tf_profiler="false")
+        def test_marker_word(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+            assert "tensorflow" not in sys.modules
+
+        def test_argument_word(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[], tf_profiler="off")
+            assert "tensorflow" not in sys.modules
+
+        @pytest.mark.tfdiag(tf_profiler="sometimes")
+        def test_not_a_word(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+    """
+    proc = run_pytest(tmp_path, source)
+    out = proc.stdout
+    assert "2 passed" in out and "1 failed" in out, out + proc.stderr
+    assert "tfdiag_check: tf_profiler: expected True or False, got 'sometimes'" in out
+
+
+def test_a_tfdiag_dir_that_cannot_be_a_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    source = """
+        def test_a(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+    """
+    proc = run_pytest(tmp_path, source, "--tfdiag-dir", "taken/reports")
+    out = proc.stdout
+    assert "1 failed" in out, out + proc.stderr
+    assert "tfdiag_check: --tfdiag-dir 'taken/reports' cannot be a folder (Not a directory)" in out
+    assert "OSError" not in out and "Traceback" not in out and "NotADirectoryError" not in out

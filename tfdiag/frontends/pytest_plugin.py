@@ -91,6 +91,22 @@ def _flag(text: str, name: str) -> bool:
     raise pytest.UsageError(f"{name}: expected true or false, got {text!r}")
 
 
+def _as_flag(value: object) -> bool:
+    """``tf_profiler`` as given to a marker or the call: a bool, or a word ``"false"``/
+    ``"off"``/``"true"``... (``bool("false")`` is True: the profiler went on)."""
+    from tfdiag.records.errors import InputError
+
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("1", "true", "yes", "on"):
+            return True
+        if word in ("0", "false", "no", "off"):
+            return False
+    raise InputError(f"tf_profiler: expected True or False, got {value!r}")
+
+
 def _ini_settings(config: pytest.Config) -> dict[str, Any]:
     out: dict[str, Any] = {}
     forbid = [f for f in config.getini("tfdiag_forbid") if f.strip()]
@@ -144,7 +160,14 @@ class Checker:
             folder = Path(given)
             if not folder.is_absolute():
                 folder = Path(config.invocation_params.dir) / folder
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file there, no permission: one line, not a traceback
+                pytest.fail(
+                    f"tfdiag_check: --tfdiag-dir {given!r} cannot be a folder "
+                    f"({exc.strerror or exc})",
+                    pytrace=False,
+                )
             return folder
         tmp: Path = self._request.getfixturevalue("tmp_path")
         return tmp
@@ -195,6 +218,7 @@ class Checker:
             check_severity(merged.get("severity", DEFAULT_SEVERITY))
             if merged.get("forbid") is not None:
                 check_forbid(merged["forbid"])
+            tf_profiler = _as_flag(merged.get("tf_profiler", False))
         except InputError as exc:
             pytest.fail(f"tfdiag_check: {exc}", pytrace=False)
         self._calls += 1
@@ -207,7 +231,7 @@ class Checker:
                 iterations=merged.get("iterations", DEFAULT_ITERATIONS),
                 forbid=merged.get("forbid"),
                 severity=merged.get("severity", DEFAULT_SEVERITY),
-                tf_profiler=bool(merged.get("tf_profiler", False)),
+                tf_profiler=tf_profiler,
                 save=self._folder() / stem,
             )
         except ForbiddenFinding as exc:  # the test's line, then the message: no tfdiag frames
