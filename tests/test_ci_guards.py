@@ -157,3 +157,25 @@ def test_too_many_traces_is_an_assertion_error() -> None:
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(InputError, match="max_traces takes"):
             max_traces(bad)  # type: ignore[arg-type]
+
+
+def test_max_traces_refuses_what_it_cannot_check_as_a_decorator() -> None:
+    """#32: on a generator or ``async def`` the wrapper's block closed before the body ran:
+    five traces passed ``max_traces(1)``. Refused when decorated, before TensorFlow."""
+    import tfdiag
+    from tfdiag.records.errors import InputError
+
+    def steps():  # type: ignore[no-untyped-def]
+        yield 1
+
+    async def step() -> None:
+        return None
+
+    async def agen():  # type: ignore[no-untyped-def]
+        yield 1
+
+    for func in (steps, step, agen):
+        with pytest.raises(InputError, match="runs after the call returns"):
+            tfdiag.max_traces(1)(func)
+    plain = tfdiag.max_traces(1)(lambda: 3)
+    assert callable(plain)

@@ -157,9 +157,70 @@ def test_cli_json_and_fail_if_slower(saved: tuple[Path, Path]) -> None:
     ok = run_cli("diff", str(before), str(after), "--fail-if-slower", "1.2")
     assert ok.returncode == 0 and "AFTER is faster" in ok.stdout
     swapped = run_cli("diff", str(after), str(before), "--fail-if-slower", "1.2")
-    assert swapped.returncode == 1, swapped.stderr
+    assert swapped.returncode == 3, swapped.stderr  # its own code: 1 is a crash
     assert "AFTER is slower than 1.2 × BEFORE beyond the noise" in swapped.stderr
     assert run_cli("diff", str(after), str(before)).returncode == 0  # no gate: a report
+
+
+@pytest.mark.parametrize("fmt", ["json", "html", "text"])
+def test_the_gate_stands_when_the_reader_of_stdout_has_gone(
+    saved: tuple[Path, Path], fmt: str
+) -> None:
+    """#32: piped into a reader that stops early, a 12x slower run exited 0."""
+    import os
+    import subprocess
+    import sys
+
+    before, after = saved
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before a byte is written
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfdiag", "diff", str(after), str(before)]
+        + ["--fail-if-slower", "1.2", "--format", fmt],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    os.close(write)
+    assert proc.returncode == 3, proc.stderr
+    assert "AFTER is slower than 1.2 × BEFORE" in proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+
+
+def test_a_crash_is_not_slower(saved: tuple[Path, Path], tmp_path: Path) -> None:
+    before, after = saved
+    boom = tmp_path / "boom.py"  # a bug inside diff: exit 1, never the gate's 3
+    boom.write_text(
+        "import sys, tfdiag.results.diff as d\n"
+        "def broken(*a): raise RuntimeError('a bug')\n"
+        "d.diff_records = broken\n"
+        "from tfdiag.frontends.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(boom), "diff", str(before), str(after), "--fail-if-slower", "1.2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and "internal error: RuntimeError: a bug" in proc.stderr
+
+
+def test_a_predict_report_is_not_diffed_against_a_fit_report(tmp_path: Path) -> None:
+    predict = predict_loop().save(tmp_path / "predict")[0]
+    fit = replace(predict_loop(), call=replace(predict_loop().call, label="M.fit", method="fit"))
+    fitted = fit.save(tmp_path / "fit")[0]
+    with pytest.raises(InputError, match=r"\(inference\), AFTER M.fit \(training\)"):
+        tfdiag.diff(predict, fitted)
+    proc = run_cli("diff", str(predict), str(fitted))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "not two runs of one call" in proc.stderr
+    assert tfdiag.diff(predict, on_batch()).verdict  # predict against predict_on_batch: one work
 
 
 @pytest.mark.parametrize(

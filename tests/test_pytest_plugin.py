@@ -5,6 +5,7 @@ is installed), entry-point autoloading off so an installed copy cannot load twic
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -59,10 +60,49 @@ def test_the_entry_point_is_declared_and_resolves_to_the_plugin() -> None:
 
 
 def test_report_stems_are_file_names_one_per_test() -> None:
-    assert report_stem("tests/test_x.py::test_y[a-1]") == "tests_test_x.py__test_y_a-1"
-    assert report_stem("t.py::T::test[../../etc]") == "t.py__T__test_.._.._etc"
+    assert report_stem("tests/test_x.py::test_y[a-1]").startswith("tests_test_x.py__test_y_a-1-")
+    assert report_stem("t.py::T::test[../../etc]").startswith("t.py__T__test_.._.._etc-")
+    assert report_stem("t.py::t") == report_stem("t.py::t")  # the same name in every run
     long = report_stem("t.py::test[" + "x" * 300 + "]")
-    assert len(long) == 120 and long != report_stem("t.py::test[" + "x" * 301 + "]")
+    assert len(long) <= 140 and long != report_stem("t.py::test[" + "x" * 301 + "]")
+
+
+def test_report_stems_are_injective_over_ids_and_checks() -> None:
+    """#32: ids that read alike once sanitised, and a second check of ``[x]`` beside
+    ``[x-2]``, shared one file (seven checks left four reports)."""
+    ids = [
+        "t.py::test[batch 32]",
+        "t.py::test[batch_32]",
+        "t.py::test[batch/32]",
+        "t.py::test[caf\u00e9]",
+        "t.py::test[caf\u00e8]",
+        "t.py::test[x]",
+        "t.py::test[x-2]",
+        "t.py::test[X]",
+        "t.py::a::b",
+        "t.py::a__b",
+    ]
+    stems = [report_stem(i, check) for i in ids for check in (1, 2, 3)]
+    assert len({s.lower() for s in stems}) == len(stems)  # case-insensitive file systems too
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+", s) for s in stems)
+
+
+def test_seven_checks_leave_seven_reports(tmp_path: Path) -> None:
+    source = """
+        import pytest
+
+        @pytest.mark.parametrize("n", ["batch 32", "batch_32", "caf\u00e9", "x", "x-2"])
+        def test_p(tfdiag_check, n):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+            if n == "x":
+                tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+
+        def test_q(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+    """
+    proc = run_pytest(tmp_path, source, "--tfdiag-dir", "out")
+    assert "6 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert len(list((tmp_path / "out").glob("*.tfdiag.json"))) == 7
 
 
 def test_a_passing_check_returns_the_report_and_saves_it_per_test(tmp_path: Path) -> None:
@@ -107,13 +147,11 @@ def test_a_passing_check_returns_the_report_and_saves_it_per_test(tmp_path: Path
     assert "tfdiag_check: iterations must be at least 1, got 0" in out
     assert "guard.py" not in out  # a settings mistake is one line, not tfdiag's traceback
     saved = sorted(p.name for p in (tmp_path / "out").glob("*.tfdiag.json"))
-    assert saved == [
-        "test_user.py__test_call-2.tfdiag.json",
-        "test_user.py__test_call.tfdiag.json",
-        "test_user.py__test_ini.tfdiag.json",
-        "test_user.py__test_marker.tfdiag.json",
-    ]
-    assert (tmp_path / "out" / "test_user.py__test_call.prof").exists()
+    assert saved == sorted(
+        report_stem(f"test_user.py::{test}", check) + ".tfdiag.json"
+        for test, check in [("test_call", 1), ("test_call", 2), ("test_ini", 1), ("test_marker", 1)]
+    )
+    assert (tmp_path / "out" / f"{report_stem('test_user.py::test_call')}.prof").exists()
 
 
 def test_ini_options_set_the_suite_defaults_markers_override_and_tmp_path_holds_reports(
@@ -141,7 +179,7 @@ def test_ini_options_set_the_suite_defaults_markers_override_and_tmp_path_holds_
         @pytest.mark.tfdiag(tf_profiler=False, iterations=3)
         def test_default_dir(tfdiag_check, tmp_path):
             tfdiag_check(lambda: sum(range(10)))
-            assert (tmp_path / "test_user.py__test_default_dir.tfdiag.json").exists()
+            assert list(tmp_path.glob("test_user.py__test_default_dir-*.tfdiag.json"))
     """
     ini = """
         tfdiag_forbid = per-iteration-tracing eager-execution
@@ -170,7 +208,8 @@ def test_the_ci_doc_suite_passes_and_its_predict_variant_fails(tmp_path: Path) -
     (suite,) = [b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "test_speed" in b]
     proc = run_pytest(tmp_path, suite, "--tfdiag-dir", "tfdiag-reports")
     assert "3 passed" in proc.stdout, proc.stdout + proc.stderr
-    assert (tmp_path / "tfdiag-reports" / "test_user.py__test_train_step.tfdiag.json").exists()
+    stem = report_stem("test_user.py::test_train_step")
+    assert (tmp_path / "tfdiag-reports" / f"{stem}.tfdiag.json").exists()
     slow = suite.replace(
         "tfdiag_check(model.predict_on_batch, x)", "tfdiag_check(model.predict, x, verbose=0)"
     )
@@ -217,7 +256,48 @@ def test_a_changing_python_int_fails_the_test_and_a_tensor_passes(tmp_path: Path
     assert "[high] per-iteration-tracing: Graphs are traced on every iteration" in message
     assert "argument `i` is a Python value that changes" in message
     assert "fix: Pass the `i` argument as a tensor at test_user.py:" in message  # its line
-    report = tmp_path / "reports" / "test_user.py__test_python_int.tfdiag.json"
+    report = tmp_path / "reports" / f"{report_stem('test_user.py::test_python_int')}.tfdiag.json"
     assert f"report: {report}" in message and report.exists()
-    assert (tmp_path / "reports" / "test_user.py__test_tensor.tfdiag.json").exists()
+    assert (
+        tmp_path / "reports" / f"{report_stem('test_user.py::test_tensor')}.tfdiag.json"
+    ).exists()
     assert "guard.py" not in message  # the failure points at the test, not tfdiag's frames
+
+
+def test_tf_profiler_words_mean_what_they_say(tmp_path: Path) -> None:
+    """#32: ``tf_profiler="false"`` in a marker or ``"off"`` as the argument turned the TF
+    profiler on (``bool("false")``), which imports TensorFlow."""
+    source = """
+        import sys
+        import pytest
+
+        @pytest.mark.tfdiag(tf_profiler="false")
+        def test_marker_word(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+            assert "tensorflow" not in sys.modules
+
+        def test_argument_word(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[], tf_profiler="off")
+            assert "tensorflow" not in sys.modules
+
+        @pytest.mark.tfdiag(tf_profiler="sometimes")
+        def test_not_a_word(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+    """
+    proc = run_pytest(tmp_path, source)
+    out = proc.stdout
+    assert "2 passed" in out and "1 failed" in out, out + proc.stderr
+    assert "tfdiag_check: tf_profiler: expected True or False, got 'sometimes'" in out
+
+
+def test_a_tfdiag_dir_that_cannot_be_a_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    source = """
+        def test_a(tfdiag_check):
+            tfdiag_check(lambda: sum(range(50)), iterations=2, forbid=[])
+    """
+    proc = run_pytest(tmp_path, source, "--tfdiag-dir", "taken/reports")
+    out = proc.stdout
+    assert "1 failed" in out, out + proc.stderr
+    assert "tfdiag_check: --tfdiag-dir 'taken/reports' cannot be a folder (Not a directory)" in out
+    assert "OSError" not in out and "Traceback" not in out and "NotADirectoryError" not in out

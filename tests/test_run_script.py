@@ -256,6 +256,20 @@ def test_run_cli_json_on_tf_keras(tmp_path: Path) -> None:
 
 
 @pytest.mark.tf
+def test_run_out_is_saved_where_the_command_was_typed_though_the_script_chdirs(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "data").mkdir()
+    theirs = tmp_path / "data" / "report.json"
+    theirs.write_text("the user's own data\n")
+    write(tmp_path, "train.py", "import os\nos.chdir('data')\nprint('in', os.getcwd())\n")
+    proc = run_cli("run", "--out", "report.json", "--force", "train.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert theirs.read_text() == "the user's own data\n"
+    assert json.loads((tmp_path / "report.json").read_text())["kind"] == "script"
+
+
+@pytest.mark.tf
 def test_run_cli_exit_codes(tmp_path: Path) -> None:
     failing = write(tmp_path, "fail.py", "raise SystemExit(4)\n")
     proc = run_cli("run", str(failing))

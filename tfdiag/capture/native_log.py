@@ -1,96 +1,56 @@
 """Native log lines written while tfdiag works, kept off the user's stderr and with the report.
 
-TensorFlow, its profiler and xprof log from C++ through absl/glog straight to fd 2, whatever
+TensorFlow, its profiler and xprof log from C++ through absl straight to fd 2, whatever
 Python's ``sys.stderr`` is: ``import tensorflow`` (oneDNN, CUDA stub, CPU features), a TF
 profiler session (``cuInit``, ``session_manager.cc … expects an i value`` ×4, start/stop lines),
 xprof reading a trace (30–40 lines of ``ConvertMultiXSpacesToCombinedOpStats``…). A user who
 imported TensorFlow and called ``tfdiag.profile`` saw 50 such lines above the report.
 
-:func:`quiet` is a block (a *window*) during which fd 2 is a pipe read by a small keeper
-process. The keeper sorts lines by their **format**, not by a list of known messages: absl's
-``I``/``W``/``E`` lines (``I1201 21:26:55.193595 2595 save_profile.cc:150] …``), the lines
-that continue one of them in the same write, and absl's own "before InitializeLog" preamble are
-kept; every other byte — a Python warning, a print, a fatal ``F`` line, a crash's message — is
-passed on to the real stderr as it comes. At the end of the window the kept lines come back to
-this process (:func:`take`), and a report carries them (``native_log``: a count in its notes,
-the lines in its JSON and under ``explain --verbose``). Should the process die inside a window
-(``abort()``, a segfault, ``kill -9``), the keeper, which outlives it, writes the kept lines to
-the real stderr too: nothing from a crash is lost.
+:func:`quiet` is a short block (a *window*: TensorFlow's import by tfdiag, a profiler's start
+and stop, xprof reading a trace) during which fd 2 is the write end of a pipe read by a keeper
+process (``native_keeper.py``). The keeper keeps each whole line that matches absl's format on
+its own and writes every other byte to the real stderr at once, in the order written: a
+Python warning, a print, a fatal ``F`` line, a partial line (a progress bar), a crash's words.
+What a window must never do, it does not:
 
-The keeper is started once per process (and again if fd 2 is pointed elsewhere, as pytest
-does per test); a window costs two ``dup2`` calls and one round trip to it.
-``TFDIAG_NATIVE_LOG=show`` turns windows off (everything reaches stderr).
+- it makes one descriptor, the saved fd 2, closed when it ends; ``sys.stderr`` and every
+  Python stream are left alone, so no logging handler created in a window (TensorFlow's,
+  absl's) can hold anything of it;
+- no line is kept for following a kept one, and no partial line waits for a newline past
+  50 ms or the window's end (nothing tfdiag sends the keeper travels through the pipe);
+- the end of a window is linear in what was written; a process forked during one starts
+  with fd 2 as it was and no window (:func:`_forget_in_child`); if the program dies, the keeper
+  writes what it kept at once, whatever children still hold the pipe; if the keeper dies, the
+  bytes in its pipe are written out raw by this process (it holds the pipe's read end too).
+
+At the end of a window the kept lines come back to this process (:func:`take`), and a report
+carries them (``native_log``: a count in its notes, the lines in its JSON and under ``explain
+--verbose``). ``TFDIAG_NATIVE_LOG=show`` turns windows off (everything reaches stderr).
 """
 
 from __future__ import annotations
 
 import importlib
-import io
 import os
-import secrets
 import select
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import TextIO
+from pathlib import Path
 
 #: Kept lines per process beyond which only a count is kept.
 MAX_LINES = 2000
 #: A kept line longer than this is cut (a log line is one message).
 MAX_LINE_CHARS = 1000
-#: How long the end of a window waits for the keeper's answer before giving the lines up.
+#: How long the end of a window waits for each part of the keeper's answer.
 REPLY_TIMEOUT_S = 10.0
+_KEEPER_PATH = Path(__file__).with_name("native_keeper.py")
 
-#: The keeper: bytes in on stdin; log lines kept, the rest out on stderr at once; on the
-#: marker line the kept lines go back on stdout; on EOF (the writer is gone) kept lines
-#: not yet sent back are written to stderr (a crash inside a window loses nothing).
-_KEEPER = r"""
-import os, re, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-marker = sys.argv[1].encode()
-log = re.compile(rb"[IWE]\d{4} [\d:.]+ +\d+ [^\s:\]]+:\d+\] ")
-preamble = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
-keep_out = (b"Traceback", b"Fatal Python error", b"  File ", b"terminate called", b"F")
-python_log = re.compile(rb"[A-Z]+:[\w.]+:")
-kept = []
-pending = b""
-def out(data):
-    while data:
-        data = data[os.write(2, data):]
-while True:
-    chunk = os.read(0, 65536)
-    if not chunk:
-        break
-    lines = (pending + chunk).split(b"\n")
-    pending = lines.pop()
-    passed = []
-    follows = False
-    for line in lines:
-        bare = line.rstrip(b"\r")
-        if bare == marker:
-            if passed:
-                out(b"".join(passed)); passed = []
-            reply = b"".join(len(k).to_bytes(4, "big") + k for k in kept)
-            os.write(1, reply + b"\xff\xff\xff\xff"); kept = []
-            follows = False
-        elif log.match(bare) or bare == preamble:
-            kept.append(bare); follows = True
-        elif follows and bare and not bare.startswith(keep_out) and not python_log.match(bare):
-            kept.append(bare)
-        else:
-            passed.append(line + b"\n"); follows = False
-    if passed:
-        out(b"".join(passed))
-if pending:
-    out(pending)
-if kept:
-    out(b"".join(k + b"\n" for k in kept))
-"""
-
-_lock = threading.RLock()
-_depth = 0
+_state = threading.RLock()  # never held across a window's body
+_depth = 0  # blocks, in any thread, inside the open window
+_generation = 0  # a new one in a forked child: blocks entered before the fork are not its own
 _kept: list[str] = []
 _dropped = 0
 
@@ -100,64 +60,104 @@ class _Keeper:
 
     def __init__(self, target: tuple[int, int]) -> None:
         self.target = target
-        self.marker = "tfdiag-native-log-" + secrets.token_hex(8)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _KEEPER, self.marker],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,  # this process's fd 2 as it is now: the real stderr
-            bufsize=0,
-            close_fds=True,
-        )
+        self.read_fd, self.write_fd = os.pipe()  # both non-inheritable
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(_KEEPER_PATH), str(self.read_fd)]
+                + [str(MAX_LINES), str(MAX_LINE_CHARS)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=None,  # this process's fd 2 as it is now: the real stderr
+                bufsize=0,
+                close_fds=True,
+                pass_fds=(self.read_fd,),
+            )
+        except BaseException:
+            self.forget()
+            raise
+        self.saved: int | None = None  # the real fd 2 while this keeper's window is open
+        threading.Thread(target=self._watch, name="tfdiag-native-log", daemon=True).start()
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def write_fd(self) -> int:
-        assert self.proc.stdin is not None
-        return self.proc.stdin.fileno()
+    def _watch(self) -> None:
+        """Should the keeper die inside a window, the window ends now: fd 2 back, and what
+        was left in the pipe written out raw (nothing waits on a full pipe, nothing is lost)."""
+        with suppress(Exception):
+            self.proc.wait()
+        with _state:
+            if self.saved is not None:
+                os.dup2(self.saved, 2)
+                self.rescue()
 
-    def collect(self) -> list[bytes] | None:
-        """Send the marker and read back what was kept since the last one (None: no answer)."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+    def rescue(self) -> None:
+        """Write what is in the pipe to fd 2 as it is (the keeper is gone)."""
+        with suppress(OSError):
+            os.set_blocking(self.read_fd, False)
+            while chunk := os.read(self.read_fd, 65536):
+                while chunk:
+                    chunk = chunk[os.write(2, chunk) :]
+
+    def collect(self) -> tuple[list[bytes], int] | None:
+        """What was kept since the last call, and how many lines past the cap (None: no
+        answer). The keeper reads all that is in the pipe before it answers."""
+        assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(self.marker.encode() + b"\n")
+            os.write(self.proc.stdin.fileno(), b"?")
         except OSError:
             return None
-        fd = self.proc.stdout.fileno()
-        data = b""
-        while (frames := _frames(data)) is None:
+        head = self._read(16)
+        if head is None:
+            return None
+        body = self._read(int.from_bytes(head[:8], "big"))
+        if body is None:
+            return None
+        lines, at = [], 0
+        while at < len(body):
+            size = int.from_bytes(body[at : at + 4], "big")
+            lines.append(body[at + 4 : at + 4 + size])
+            at += 4 + size
+        return lines, int.from_bytes(head[8:], "big")
+
+    def _read(self, size: int) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd, parts, got = self.proc.stdout.fileno(), [], 0
+        while got < size:
             ready, _, _ = select.select([fd], [], [], REPLY_TIMEOUT_S)
-            if not ready:
-                return None
-            more = os.read(fd, 65536)
+            more = os.read(fd, min(size - got, 1 << 20)) if ready else b""
             if not more:
                 return None
-            data += more
-        return frames
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
 
     def close(self) -> None:
+        """Stop the keeper (it writes out what it kept), then write what it left in the pipe."""
         with suppress(Exception):
             assert self.proc.stdin is not None
             self.proc.stdin.close()
+        with suppress(OSError):
+            os.close(self.write_fd)
         with suppress(Exception):
             self.proc.wait(timeout=5)
+        if not self.alive:
+            self.rescue()
+        with suppress(OSError):
+            os.close(self.read_fd)
 
-
-def _frames(data: bytes) -> list[bytes] | None:
-    """The kept lines of a reply: length-prefixed frames up to a terminator at the very end of
-    ``data``; None while the reply is not whole."""
-    out: list[bytes] = []
-    at = 0
-    while at + 4 <= len(data):
-        size = int.from_bytes(data[at : at + 4], "big")
-        at += 4
-        if size == 0xFFFFFFFF:
-            return out if at == len(data) else None
-        out.append(data[at : at + size])
-        at += size
-    return None
+    def forget(self) -> None:
+        """Close this process's copies of the keeper's descriptors, without waiting on it."""
+        fds = [self.read_fd, self.write_fd]
+        proc = getattr(self, "proc", None)
+        for stream in (proc.stdin, proc.stdout) if proc is not None else ():
+            with suppress(Exception):
+                fds.append(stream.fileno())
+                stream.close()
+        for fd in fds:
+            with suppress(OSError):
+                os.close(fd)
 
 
 _keeper: _Keeper | None = None
@@ -188,80 +188,109 @@ def _keeper_for(target: tuple[int, int]) -> _Keeper | None:
 def quiet() -> Iterator[None]:
     """Within the block, native log lines written to fd 2 are kept (:func:`take`), not shown.
 
-    Nested blocks share the outermost one. Where fd 2 cannot be redirected (closed, or the
-    keeper cannot start) or ``TFDIAG_NATIVE_LOG=show``, the block runs as it is.
+    Blocks that overlap (nested, or in other threads) share one window, which ends with the
+    last of them. Where fd 2 cannot be redirected (closed, or the keeper cannot start) or
+    ``TFDIAG_NATIVE_LOG=show``, the block runs as it is.
     """
+    entered = _enter()
+    try:
+        yield
+    finally:
+        if entered is not None:
+            _leave(entered)
+
+
+def _enter() -> int | None:
     global _depth
-    with _lock:
-        if _depth or os.environ.get("TFDIAG_NATIVE_LOG") == "show":
+    with _state:
+        if _depth:
             _depth += 1
-            try:
-                yield
-            finally:
-                _depth -= 1
-            return
+            return _generation
+        if os.environ.get("TFDIAG_NATIVE_LOG") == "show":
+            return None
         target = _stderr_target()
         keeper = _keeper_for(target) if target is not None else None
         if keeper is None:
-            yield
-            return
-        with suppress(Exception):
-            sys.stderr.flush()
-        saved = os.dup(2)
-        python_stderr = _python_stderr_to(saved)
-        try:
-            os.dup2(keeper.write_fd(), 2)
-            _depth += 1
-            try:
-                yield
-            finally:
-                _depth -= 1
-                with suppress(Exception):
-                    sys.stderr.flush()
-                os.dup2(saved, 2)
-                _keep(keeper.collect())  # however the block ended
-        finally:
-            if python_stderr is not None:
-                sys.stderr = python_stderr
-            os.close(saved)
-
-
-def _python_stderr_to(fd: int) -> TextIO | None:
-    """Point ``sys.stderr`` at ``fd`` (the real stderr) for the window, when it writes to fd 2:
-    what Python itself writes (a warning, a print) never enters the pipe, so the keeper sees
-    native output only. Returns the ``sys.stderr`` to put back (None: left as it was)."""
-    current = sys.stderr
-    try:
-        if current is None or current.fileno() != 2:
             return None
-        current.flush()
-        sys.stderr = open(  # noqa: SIM115 - closed with the window (closefd=False)
-            fd,
-            "w",
-            encoding=current.encoding,
-            errors=current.errors,
-            buffering=1,
-            closefd=False,
-        )
-    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
-        return None
-    return current
+        _flush_python_stderr()
+        saved = os.dup(2)
+        try:
+            os.dup2(keeper.write_fd, 2)
+        except OSError:
+            os.close(saved)
+            return None
+        keeper.saved = saved
+        _depth = 1
+        return _generation
 
 
-def _keep(lines: list[bytes] | None) -> None:
-    global _dropped
-    for raw in lines or ():
-        if len(_kept) >= MAX_LINES:
-            _dropped += 1
-            continue
-        _kept.append(raw.decode("utf-8", "replace")[:MAX_LINE_CHARS])
+def _leave(generation: int) -> None:
+    global _depth, _keeper, _dropped
+    with _state:
+        if generation != _generation:
+            return  # entered before this process was forked: not this process's window
+        _depth -= 1
+        if _depth or _keeper is None or _keeper.saved is None:
+            return
+        keeper, saved = _keeper, _keeper.saved
+        _flush_python_stderr()
+        keeper.saved = None
+        os.dup2(saved, 2)
+        os.close(saved)
+        answer = keeper.collect() if keeper.alive else None
+        if answer is None:  # dead or silent: what it kept and left in the pipe, raw
+            keeper.close()
+            _keeper = None
+            return
+        lines, more = answer
+        _dropped += more
+        for raw in lines:
+            if len(_kept) >= MAX_LINES:
+                _dropped += 1
+            else:
+                _kept.append(raw.decode("utf-8", "replace")[:MAX_LINE_CHARS])
+
+
+def _flush_python_stderr() -> None:
+    with suppress(Exception):
+        sys.stderr.flush()
+
+
+def _before_fork() -> None:
+    _state.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _state.release()
+
+
+def _forget_in_child() -> None:
+    """A process forked during a window starts with fd 2 as it was before it, no window and
+    no keeper (the parent's is the parent's): its first window starts its own."""
+    global _state, _depth, _generation, _keeper
+    _state = threading.RLock()
+    _generation += 1
+    _depth = 0
+    if _keeper is not None:
+        if _keeper.saved is not None:
+            with suppress(OSError):
+                os.dup2(_keeper.saved, 2)
+                os.close(_keeper.saved)
+        _keeper.saved = None
+        _keeper.forget()
+        _keeper = None
+
+
+os.register_at_fork(
+    before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_forget_in_child
+)
 
 
 def take() -> tuple[tuple[str, ...], int]:
     """The lines kept since the last call, and how many more were kept beyond
     :data:`MAX_LINES` (counted, not stored); the store is emptied."""
     global _dropped
-    with _lock:
+    with _state:
         lines, more = tuple(_kept), _dropped
         _kept.clear()
         _dropped = 0

@@ -12,6 +12,7 @@ them exists, count its events in :meth:`max_traces._problems` beside the traces.
 from __future__ import annotations
 
 import importlib
+import inspect
 from contextlib import ContextDecorator
 from types import TracebackType
 from typing import Any
@@ -75,6 +76,22 @@ class max_traces(ContextDecorator):  # noqa: N801 - used as a function: max_trac
             raise InputError(f"max_traces takes a number of traces (0 or more), got {n!r}")
         self.n = n
         self._active: list[tuple[TraceRecorder, Any]] = []
+
+    def __call__(self, func: Any) -> Any:
+        """As a decorator. A generator or ``async def`` runs after the call returns, outside
+        any block a wrapper could open: refused, not left unchecked."""
+        if inspect.isgeneratorfunction(func) or inspect.iscoroutinefunction(func):
+            raise InputError(
+                f"max_traces cannot decorate {getattr(func, '__qualname__', func)!r}: a "
+                "generator or async function runs after the call returns; use `with "
+                "tfdiag.max_traces(n):` around where it is iterated or awaited"
+            )
+        if inspect.isasyncgenfunction(func):
+            raise InputError(
+                f"max_traces cannot decorate {getattr(func, '__qualname__', func)!r}: an "
+                "async generator runs after the call returns; use `with tfdiag.max_traces(n):`"
+            )
+        return super().__call__(func)
 
     def _recreate_cm(self) -> max_traces:
         return max_traces(self.n)  # a decorated function's calls each count on their own

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from tfdiag.results.report import Report
 
 _MARKER = "tfdiag"
-#: Longest file name stem kept from a test's node id (a hash keeps long ones apart).
+#: Longest readable part of a report's file name stem kept from a test's node id.
 _MAX_STEM = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -64,16 +64,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def report_stem(nodeid: str) -> str:
-    """A file name stem for a test's node id: ``tests/test_x.py::test_y[a]`` →
-    ``tests_test_x.py__test_y_a``."""
+def report_stem(nodeid: str, check: int = 1) -> str:
+    """A file name stem for a test's ``check``-th ``tfdiag_check``: ``tests/test_x.py::test_y[a]``
+    → ``tests_test_x.py__test_y_a-<hash>``, the second check ``…_a-2-<hash>``.
+
+    The readable part loses what a file name cannot hold (``[batch 32]`` and ``[batch_32]``
+    read alike); the hash, of the node id and the check's number, keeps every pair of
+    checks apart — also on a case-insensitive file system — and is the same in every run.
+    """
     import hashlib
 
     stem = _UNSAFE.sub("_", nodeid.replace("::", "__")).strip("_.") or "test"
-    if len(stem) > _MAX_STEM:
-        digest = hashlib.sha1(nodeid.encode("utf-8")).hexdigest()[:8]
-        stem = f"{stem[: _MAX_STEM - 9]}-{digest}"
-    return stem
+    stem = stem[:_MAX_STEM]
+    if check > 1:
+        stem += f"-{check}"
+    digest = hashlib.sha1(f"{nodeid}\0{check}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{stem}-{digest[:10]}"
 
 
 def _flag(text: str, name: str) -> bool:
@@ -83,6 +89,22 @@ def _flag(text: str, name: str) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise pytest.UsageError(f"{name}: expected true or false, got {text!r}")
+
+
+def _as_flag(value: object) -> bool:
+    """``tf_profiler`` as given to a marker or the call: a bool, or a word ``"false"``/
+    ``"off"``/``"true"``... (``bool("false")`` is True: the profiler went on)."""
+    from tfdiag.records.errors import InputError
+
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("1", "true", "yes", "on"):
+            return True
+        if word in ("0", "false", "no", "off"):
+            return False
+    raise InputError(f"tf_profiler: expected True or False, got {value!r}")
 
 
 def _ini_settings(config: pytest.Config) -> dict[str, Any]:
@@ -138,7 +160,14 @@ class Checker:
             folder = Path(given)
             if not folder.is_absolute():
                 folder = Path(config.invocation_params.dir) / folder
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file there, no permission: one line, not a traceback
+                pytest.fail(
+                    f"tfdiag_check: --tfdiag-dir {given!r} cannot be a folder "
+                    f"({exc.strerror or exc})",
+                    pytrace=False,
+                )
             return folder
         tmp: Path = self._request.getfixturevalue("tmp_path")
         return tmp
@@ -189,12 +218,11 @@ class Checker:
             check_severity(merged.get("severity", DEFAULT_SEVERITY))
             if merged.get("forbid") is not None:
                 check_forbid(merged["forbid"])
+            tf_profiler = _as_flag(merged.get("tf_profiler", False))
         except InputError as exc:
             pytest.fail(f"tfdiag_check: {exc}", pytrace=False)
         self._calls += 1
-        stem = report_stem(self._request.node.nodeid)
-        if self._calls > 1:
-            stem += f"-{self._calls}"
+        stem = report_stem(self._request.node.nodeid, self._calls)
         try:
             return check_call(
                 fn,
@@ -203,7 +231,7 @@ class Checker:
                 iterations=merged.get("iterations", DEFAULT_ITERATIONS),
                 forbid=merged.get("forbid"),
                 severity=merged.get("severity", DEFAULT_SEVERITY),
-                tf_profiler=bool(merged.get("tf_profiler", False)),
+                tf_profiler=tf_profiler,
                 save=self._folder() / stem,
             )
         except ForbiddenFinding as exc:  # the test's line, then the message: no tfdiag frames

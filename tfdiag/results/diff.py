@@ -35,6 +35,28 @@ def _report(value: RunRecord | str | os.PathLike[str]) -> tuple[Report, str | No
     raise InputError(f"diff takes reports or their paths, got {type(value).__name__}")
 
 
+#: What a Keras method does per iteration: reports of different work are no before and after.
+_WORK = {
+    "fit": "training",
+    "train_on_batch": "training",
+    "evaluate": "evaluation",
+    "test_on_batch": "evaluation",
+    "predict": "inference",
+    "predict_on_batch": "inference",
+}
+
+
+def _same_work(a: Report, b: Report) -> None:
+    """Refuse a ``predict`` report against a ``fit`` one: the ratio of a training step to
+    an inference step says nothing about a change (other callables are not judged)."""
+    work = [_WORK.get(r.call.method) for r in (a, b)]
+    if None not in work and work[0] != work[1]:
+        raise InputError(
+            f"BEFORE times {a.call.label} ({work[0]}), AFTER {b.call.label} ({work[1]}): "
+            "not two runs of one call; diff reports of the same kind of call"
+        )
+
+
 def diff(
     before: RunRecord | str | os.PathLike[str], after: RunRecord | str | os.PathLike[str]
 ) -> DiffResult:
@@ -48,10 +70,12 @@ def diff(
         before, after: reports (``tfdiag.profile``'s) or the paths of saved ones.
 
     Raises:
-        InputError: an unreadable report, or one without timed iterations.
+        InputError: an unreadable report, one without timed iterations, or reports of
+            different work (``predict`` against ``fit``).
     """
     a, a_name = _report(before)
     b, b_name = _report(after)
+    _same_work(a, b)
     if a_name is None or b_name is None or a_name == b_name:
         a_name, b_name = "before", "after"
     return diff_records(a, b, (a_name, b_name))

@@ -90,7 +90,12 @@ def print_report(result: Any, fmt: str, width: int | None, brief: bool = False) 
     if fmt == "text":
         from rich.console import Console
 
-        (Console(width=width) if width else Console()).print(result.view(brief))
+        class _Console(Console):
+            def on_broken_pipe(self) -> None:  # rich exits 1 itself; the command decides
+                self.quiet = True
+                raise BrokenPipeError
+
+        (_Console(width=width) if width else _Console()).print(result.view(brief))
         return
     data = result.render(fmt, width=width)
     if isinstance(data, bytes):

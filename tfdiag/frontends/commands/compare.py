@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from typing import Any
 
@@ -147,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     from tfdiag.records.report import report_paths
     from tfdiag.render.progress import progress_bar
 
-    if args.save:
+    if args.save:  # where the command was typed, whatever folder a --factory chdirs into
+        args.save = os.path.abspath(args.save)
         check_targets(report_paths(args.save)[:1], overwrite=args.force)
     methods = None
     if args.methods is not None:

@@ -10,8 +10,8 @@ from typing import Any
 from tfdiag.frontends.commands._common import add_output_options, given, print_report
 from tfdiag.records.text import clean
 
-#: The exit code of ``--fail-if-slower`` when AFTER is slower (as a failed check).
-EXIT_SLOWER = 1
+#: The exit code of ``--fail-if-slower`` when AFTER is slower: its own, not a crash's 1.
+EXIT_SLOWER = 3
 
 
 def factor(text: str) -> float:
@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
         "--fail-if-slower",
         type=factor,
         metavar="X",
-        help="exit 1 when AFTER is slower than X × BEFORE beyond the noise (its interquartile "
+        help="exit 3 when AFTER is slower than X × BEFORE beyond the noise (its interquartile "
         "interval above BEFORE's scaled by X)",
     )
     add_output_options(p)
@@ -55,18 +55,28 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     from tfdiag.results.diff import diff
 
     result = diff(args.before, args.after)
+    # The gate is decided before anything is written: a reader that stops early (a closed
+    # pipe) cannot turn "slower" into a pass.
+    gate = args.fail_if_slower
+    slower = gate is not None and result.slower_than(gate)
+    if slower:
+        shown = "n/a" if result.ratio is None else f"{result.ratio:.3g}"
+        print(
+            f"tfdiag: AFTER is slower than {gate:g} × BEFORE beyond the noise (ratio {shown})",
+            file=sys.stderr,
+        )
     if args.format != "text":
         for warning in result.warnings:
             print(f"tfdiag: warning: {clean(warning)}", file=sys.stderr)
-    print_report(result, args.format, args.width)
-    if args.fail_if_slower is not None and result.slower_than(args.fail_if_slower):
-        print(
-            f"tfdiag: AFTER is slower than {args.fail_if_slower:g} × BEFORE beyond the noise "
-            f"(ratio {result.ratio if result.ratio is None else f'{result.ratio:.3g}'})",
-            file=sys.stderr,
-        )
-        return EXIT_SLOWER
-    return 0
+    try:
+        print_report(result, args.format, args.width)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left: the verdict stands, and exit's flush is quiet
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), sys.stdout.fileno())
+    return EXIT_SLOWER if slower else 0

@@ -64,8 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from tfdiag.records.files import check_targets
     from tfdiag.script.instrument import run_script
 
-    if args.out:  # before the script runs, not after an hour of it
-        check_targets([Path(args.out)], overwrite=args.force)
+    # --out is where the command was typed, whatever folder the script chdirs into
+    out = Path(args.out).absolute() if args.out else None
+    if out is not None:  # before the script runs, not after an hour of it
+        check_targets([out], overwrite=args.force)
     if Path(args.script).is_file():  # else run_script says so at once
         import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
@@ -80,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
             args.script, args.args, iterations=args.iterations, tf_profiler=args.tf_profiler
         )
     print_report(result, args.format, args.width, args.brief)
-    if args.out:
-        print(f"saved {result.save(args.out, overwrite=args.force)}", file=sys.stderr)
+    if out is not None:
+        print(f"saved {result.save(out, overwrite=args.force)}", file=sys.stderr)
     if result.status.startswith("interrupted"):
         return 130
     return 0 if result.ok else 1
