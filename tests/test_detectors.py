@@ -20,6 +20,7 @@ from tfdiag.advise.tracing import retrace_cause
 from tfdiag.analysis.pipeline import analyze
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Category
+from tfdiag.records.lines import LinePlace, LinesRecord
 from tfdiag.records.probes import InputStage, OpRow, PyFuncs, TfProfile
 from tfdiag.records.traces import TraceEvent
 from tfdiag.results.report import Report
@@ -1553,3 +1554,55 @@ def test_build_dominated_names_a_python_loop_unrolled_into_the_graph(
         assert "`for t in tf.range(n):`" in lead.fix
     else:
         assert lead.fix.startswith("This is one-time cost: make one warm-up call")
+
+
+def _model_called_eagerly(**call: Any) -> Report:
+    """A Keras model called directly per iteration: 200 eager ops under `Layer.__call__`."""
+    ops = 200
+    layer_call = Node(KERAS + "layers/layer.py", "Layer.__call__", 0.01 * N, N)
+    layer_call.children = [Node("~", FAST_PATH, 20e-6 * ops * N, ops * N)]
+    return make_report([layer_call], N, cold=[], method="__call__", **call)
+
+
+def test_a_model_called_for_inference_eagerly_gets_the_inference_wrapper() -> None:
+    lead = _lead(_model_called_eagerly(kwargs=(("training", "False"),)), "eager-execution")
+    assert "training=False" in lead.fix
+
+
+def test_a_model_called_with_training_true_is_a_training_step_not_inference() -> None:
+    """A forward pass under a gradient tape (`tfdiag run` times `model(x, training=True)` as
+    its site; the tape is outside the call): the fix is the training step's, never an
+    inference wrapper with `training=False`."""
+    lead = _lead(_model_called_eagerly(kwargs=(("training", "True"),)), "eager-execution")
+    assert lead.fix.startswith("Decorate your train step with `@tf.function`")
+    assert "training=False" not in lead.fix
+
+
+def test_eager_ops_of_a_set_up_call_are_part_of_the_rebuild_and_follow_it() -> None:
+    """`adapt()` every round dispatches its ops eagerly: adapting once removes them, so
+    eager-execution is part of model-rebuilt-per-call, ranked right after it."""
+    ops = 60
+    adapt = Node(
+        KERAS + "layers/preprocessing/text_vectorization.py", "TextVectorization.adapt", 0.0, N
+    )
+    adapt.children = [
+        Node(
+            TF + "ops/gen_math_ops.py",
+            "mat_mul",
+            0.05 * N,
+            ops * N,
+            [Node("~", FAST_PATH, 20e-6 * ops * N, ops * N)],
+        )
+    ]
+    root = Node(USER, "score_round", 0.001 * N, N, [adapt, _graph(0.001 * N, N)], line=60)
+    key = (adapt.file, adapt.line, adapt.name)
+    place = LinePlace(USER, 65, (USER, 60, "score_round"), key, key, 90, 0.45)
+    lines = LinesRecord(0.001, 90, (place,), ((USER, 65, "vectorizer.adapt(corpus)"),))
+    report = make_report(
+        [root], N, cold=[], method="score_round", target="app.score_round", lines=lines
+    )
+    ids = _ids(report)
+    assert ids[:2] == ["model-rebuilt-per-call", "eager-execution"], ids
+    eager = _found(report)["eager-execution"]
+    assert "as `model-rebuilt-per-call` says" in eager.fix
+    assert eager.line is not None and eager.line.line == 65  # the adapt line, not another

@@ -285,3 +285,20 @@ def test_a_script_line_that_is_a_call_site_is_left_to_its_report() -> None:
     lines = LinesRecord(interval_s=0.005, samples=100, places=(_script_place(34, PREDICT, 90, 90),))
     site = CallSite(file=USER, line=34, method="predict_on_batch", calls=30, total_s=9.0)
     assert script_findings(_script(lines, (site,))) == ()
+
+
+def test_a_builtin_that_drives_an_iteration_is_transparent() -> None:
+    """`n = sum(1 for _ in ds)`: cProfile sees `sum` under the line, but the work is the
+    dataset read the generator runs: the line's API is the read, its function the one
+    around the generator expression (where a fix moves code out of)."""
+    nxt = (SITE + "tensorflow/python/data/ops/iterator_ops.py", 800, "OwnedIterator.__next__")
+    read = Node(nxt[0], nxt[2], 3.0, 400, line=nxt[1])
+    genexpr = Node(USER, "count.<locals>.<genexpr>", 0.1, 404, [read], line=40)
+    total = Node("~", "<built-in method builtins.sum>", 0.0, 4, [genexpr], line=0)
+    profile = [Node(USER, "count", 0.0, 4, [total], line=38)]
+    outer = LinePlace(USER, 40, (USER, 38, "count"), None, None, 10, 0.05)
+    inner = LinePlace(USER, 40, (USER, 40, "count.<locals>.<genexpr>"), nxt, nxt, 60, 0.3)
+    lines = _record(outer, inner, source={40: "n = sum(1 for _ in ds)"})
+    (line,) = _lines(make_report(profile, 4, lines=lines))
+    assert line.api != "builtins.sum" and line.nature == "data-read", line
+    assert line.function == "count"

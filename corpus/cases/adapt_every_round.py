@@ -24,11 +24,6 @@ CASE = Case(
     fix_mentions=("Adapt", "adapt once"),
     premise=10,  # 11.9x measured (--rounds 3, 2026-12-04)
     iterations=3,
-    known_miss=(
-        "eager-execution first (impact 97 %: adapt's own eager ops counted as the program's), "
-        "fix 'call the model through a tf.function' — it already is one; the adapt-once "
-        "model-rebuilt-per-call finding is second"
-    ),
 )
 
 DOCS, WORDS, VOCAB = 10_000, 30, 5000

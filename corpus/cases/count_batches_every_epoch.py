@@ -23,11 +23,6 @@ CASE = Case(
     fix_mentions=("cardinality",),
     premise=2.5,  # 2.8-2.9x measured (--rounds 3, 2026-12-04, two runs)
     iterations=3,
-    known_miss=(
-        "input-bound with the per-element fix ('batch() the dataset ... or run the loop "
-        "inside one tf.function'): the counting line's API is read as builtins.sum, not a "
-        "dataset read, so cardinality() is not named"
-    ),
 )
 
 N, BATCH, FEATURES = 4096, 8, 16

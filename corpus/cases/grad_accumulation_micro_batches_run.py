@@ -23,11 +23,6 @@ CASE = Case(
     premise=40,  # 54-68x measured (--rounds 3, 2026-12-04, two runs)
     iterations=3,
     also=("drift", "spikes"),
-    known_miss=(
-        "eager-execution (right) with the inference fix 'tf.function(lambda x: model(x, "
-        "training=False))' for the model call under the tape: the training step "
-        "accumulation_step is not named (the run site is the model call alone)"
-    ),
 )
 
 

@@ -3,6 +3,8 @@ inside the step's graph (graphs traced again: :mod:`tfdiag.advise.tracing`)."""
 
 from __future__ import annotations
 
+import re
+
 from tfdiag.advise.eager_calls import EagerCalls, eager_calls
 from tfdiag.advise.evidence import (
     category_of,
@@ -17,6 +19,7 @@ from tfdiag.advise.evidence import (
 from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
+from tfdiag.records.catalog.apis import api_of
 from tfdiag.records.paths import is_user_code, normalize_path
 from tfdiag.records.report import RunRecord
 from tfdiag.records.stats import FunctionStat
@@ -61,11 +64,21 @@ def eager_execution(ctx: Context) -> Detection | None:
     elif report.call.fact("run_eagerly") == "True" or _runs_keras_step_eagerly(report):
         variant = "run-eagerly"
         evidence.insert(0, "the model's Keras step runs as Python, op by op (not as a graph)")
-    elif _runs(report, analysis, "*GradientTape.gradient"):
+    elif _runs(report, analysis, "*GradientTape.gradient") or _training_call(report):
         variant = "train-step"
     elif _runs(report, analysis, "*Layer.__call__"):
         variant = "model"
     return Detection(removable, tuple(evidence), variant=variant)
+
+
+_TRAINING = re.compile(r"\btraining\s*=\s*True\b")
+
+
+def _training_call(report: RunRecord) -> bool:
+    """Is the profiled call a training forward pass (``model(x, training=True)``, as a
+    gradient tape's step makes it: its tape is outside the call)?"""
+    kwargs = dict(report.call.kwargs)
+    return kwargs.get("training") == "True" or bool(_TRAINING.search(report.call.code or ""))
 
 
 def _runs(report: RunRecord, analysis: Analysis, name: str) -> bool:
@@ -168,10 +181,29 @@ def _eager_around_graphs(
         "running them inside the graph, or less often, removes",
     ]
     values = {"entry": "the code around your `tf.function`"}
+    culprit, part_of = None, None
     if found is not None:
         values["entry"] = found[1]
         evidence.append(f"most of them come from `{found[1]}`, called from {caller}")
-    return Detection(removable, tuple(evidence), variant="around-graph", values=values)
+        if _builds(fns[found[0]]):
+            # The ops are a build's own work (an `adapt`, a layer's constructor): building
+            # once removes them, so the finding is part of the rebuild, anchored at its line.
+            culprit, part_of = found[0], "model-rebuilt-per-call"
+    return Detection(
+        removable,
+        tuple(evidence),
+        variant="build-ops" if part_of else "around-graph",
+        values=values,
+        culprit=culprit,
+        part_of=part_of,
+    )
+
+
+def _builds(fn: FunctionStat) -> bool:
+    """Is ``fn`` a build-type API (a constructor or a setup call: the API table's
+    ``construct`` and ``setup`` natures)?"""
+    match = api_of(fn.file, fn.name)
+    return match is not None and match.nature in ("construct", "setup")
 
 
 def _eager_calls(ctx: Context, i: int) -> EagerCalls | None:

@@ -230,6 +230,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "around-graph": "A graph function runs on every iteration, but `{entry}` runs "
             "eagerly beside it, one op at a time from Python: move that work into the "
             "`tf.function`, or do it less often.",
+            "build-ops": "These eager ops are `{entry}`'s own work, a build or set-up call "
+            "made on every iteration: doing it once, as `model-rebuilt-per-call` says, "
+            "removes them.",
             "train-step": "Decorate your train step with `@tf.function`, so one graph call "
             "runs the forward pass, the loss, `tape.gradient` and `apply_gradients`; keep "
             "printing and `.numpy()` calls outside it.",

@@ -176,6 +176,22 @@ def _builtin_callee(steady: ProfileStats, user: int) -> tuple[int, CallerEdge] |
     return best if best is not None and best[1].cum_s >= 0.5 * total else None
 
 
+#: Builtins that only drive an iteration (``sum(1 for _ in ds)``, ``list(ds)``): the work
+#: of a line calling one is what the iteration runs, not the builtin.
+_CONSUMERS = frozenset(
+    "sum len list tuple set dict sorted max min any all enumerate zip map filter".split()
+)
+
+
+def _consumes(label: str) -> bool:
+    return builtin_name(label).strip("{}").rsplit(".", 1)[-1] in _CONSUMERS
+
+
+def _inline(function: str) -> bool:
+    """A generator expression's or comprehension's frame (``<genexpr>``, ``<listcomp>``)."""
+    return function.rsplit(".", 1)[-1].startswith("<") and function != "<module>"
+
+
 def _builtin_api(label: str) -> ApiMatch:
     """A C function's API: ``<built-in method time.sleep>`` → ``time.sleep``."""
     m = re.fullmatch(r"<(?:built-in method|method) '?([\w.]+)'?(?: of '([\w.]+)' objects)?>", label)
@@ -228,6 +244,8 @@ def _sampled(
         builtin = None
         if p.callee is None and u is not None and lone_leaf.get(p.function) == 1:
             builtin = _builtin_callee(steady, u)
+            if builtin is not None and _consumes(fns[builtin[0]].name):
+                builtin = None  # `sum(1 for _ in ds)`: the line is what its iteration runs
             if builtin is not None:
                 c, edge = builtin
         if edge is not None:
@@ -237,10 +255,14 @@ def _sampled(
         else:
             share, calls, exact = p.samples / lines.samples, None, False
         row = rows.get((p.file, p.line))
+        own = fns[u].primitive_calls / iterations if u is not None else None
+        name = short_qualname(p.function[2])
         if row is None:
-            own = fns[u].primitive_calls / iterations if u is not None else None
-            name = short_qualname(p.function[2])
             row = rows[(p.file, p.line)] = _Row(name, p.function[1], own)
+        elif _inline(row.function) and not _inline(name):
+            # a generator expression's frame shares its line: the function is the one
+            # around it (where the fix moves code out of)
+            row.function, row.function_line, row.function_calls = name, p.function[1], own
         row.share += share
         row.exact = row.exact and exact
         if share > row.top:

@@ -35,7 +35,7 @@ def eager(line: UserLine, scene: Scene) -> Remedy | None:
     if not line.function or line.function == "<module>":
         return None
     jax = scene.backend == "jax"
-    if _trains(line, scene):
+    if _trains(line, scene) or re.search(r"\btraining\s*=\s*True\b", line.code):
         if jax:
             return Remedy(
                 "eager:jit-step",
