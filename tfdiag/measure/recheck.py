@@ -5,12 +5,16 @@ so a load burst that slowed one saved run slows both calls of a round alike. The
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
 from tfdiag.measure.timing import measure
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
+from tfdiag.records.report import RunRecord
+from tfdiag.results.diff import DiffResult
+from tfdiag.results.diff import diff as diff_saved
 
 #: Rounds of the re-measurement: one block of each call per round.
 ROUNDS = 30
@@ -52,3 +56,30 @@ def recheck(
         if t.error is not None:
             raise InputError(f"re-measuring {t.name}: {t.error}")
     return tuple(zip(timed[0].times_s, timed[1].times_s))
+
+
+def diff(
+    before: RunRecord | str | os.PathLike[str],
+    after: RunRecord | str | os.PathLike[str],
+    *,
+    rerun: tuple[Callable[[], object], Callable[[], object]] | None = None,
+) -> DiffResult:
+    """Compare two runs of a call, before and after a change: the per-iteration ratio
+    AFTER/BEFORE with both runs' noise, a verdict (``faster``, ``slower``, ``same`` beyond the
+    noise: docs/ci.md), and the findings ``resolved``, ``new`` and ``persisting`` by id with
+    their impacts. Runs from different machines or versions are compared with a warning.
+
+    Args:
+        before, after: reports (``tfdiag.profile``'s) or the paths of saved ones.
+        rerun: BEFORE's and AFTER's calls, with no arguments (``lambda: old(x)``, ``lambda:
+            new(x)``): unless the saved runs' first look says AFTER is faster, both are
+            re-measured interleaved (:data:`ROUNDS` rounds) and the ratio, verdict and
+            ``slower_than`` are that re-measurement's — a load burst that slowed one saved
+            run cannot fail the gate.
+
+    Raises:
+        InputError: an unreadable report, one without timed iterations, or a ``rerun`` call
+            that raised.
+    """
+    again = None if rerun is None else (lambda: recheck(*rerun))
+    return diff_saved(before, after, again=again)

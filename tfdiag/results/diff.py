@@ -17,6 +17,10 @@ from tfdiag.results.base import Result
 from tfdiag.results.load import load_report
 from tfdiag.results.report import Report
 
+#: A re-measurement of both calls, interleaved: its rounds' ``(before_s, after_s)``
+#: (:func:`tfdiag.measure.recheck.diff` gives one; this layer only calls it).
+Again = Callable[[], tuple[tuple[float, float], ...]]
+
 
 @dataclass(frozen=True)
 class DiffResult(DiffRecord, Result):
@@ -27,15 +31,13 @@ def diff_records(
     before: RunRecord,
     after: RunRecord,
     names: tuple[str, str],
-    rerun: tuple[Callable[[], object], Callable[[], object]] | None = None,
+    again: Again | None = None,
 ) -> DiffResult:
-    """The comparison of two runs (``names``: how the output calls them), re-measured
-    interleaved with ``rerun``'s two calls unless the first look says AFTER is faster."""
+    """The comparison of two runs (``names``: how the output calls them), with ``again``'s
+    interleaved rounds unless the first look says AFTER is faster."""
     record = diff_record(before, after, names)
-    if rerun is not None and not faster(record.before.spread, record.after.spread):
-        from tfdiag.measure.recheck import recheck
-
-        record = diff_record(before, after, names, pairs=recheck(*rerun))
+    if again is not None and not faster(record.before.spread, record.after.spread):
+        record = diff_record(before, after, names, pairs=again())
     return DiffResult(**{f.name: getattr(record, f.name) for f in fields(record)})
 
 
@@ -51,21 +53,10 @@ def diff(
     before: RunRecord | str | os.PathLike[str],
     after: RunRecord | str | os.PathLike[str],
     *,
-    rerun: tuple[Callable[[], object], Callable[[], object]] | None = None,
+    again: Again | None = None,
 ) -> DiffResult:
-    """Compare two runs of a call, before and after a change: the per-iteration ratio
-    AFTER/BEFORE with both runs' noise (interquartile range), a verdict (``faster``,
-    ``slower``, ``same`` beyond the noise: docs/ci.md), and the findings ``resolved``,
-    ``new`` and ``persisting`` by id with their impacts. Runs from different machines or
-    versions are compared with a warning.
-
-    Args:
-        before, after: reports (``tfdiag.profile``'s) or the paths of saved ones.
-        rerun: BEFORE's and AFTER's calls, with no arguments (``lambda: old(x)``, ``lambda:
-            new(x)``): unless the saved runs' first look says AFTER is faster, both are
-            re-measured interleaved (30 rounds) and the ratio, verdict and
-            ``slower_than`` are that re-measurement's — a load burst that slowed one saved
-            run cannot fail the gate.
+    """Two runs compared (:func:`tfdiag.diff`, which is :func:`tfdiag.measure.recheck.diff`:
+    this with ``again`` built from its ``rerun``).
 
     Raises:
         InputError: an unreadable report, or one without timed iterations.
@@ -74,4 +65,4 @@ def diff(
     b, b_name = _report(after)
     if a_name is None or b_name is None or a_name == b_name:
         a_name, b_name = "before", "after"
-    return diff_records(a, b, (a_name, b_name), rerun)
+    return diff_records(a, b, (a_name, b_name), again)
