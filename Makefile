@@ -27,17 +27,22 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # Keras picks its backend once per process: tests/on_jax/ runs in a second pytest process with
-# KERAS_BACKEND=jax (the first one leaves tests/on_jax/ out).
+# KERAS_BACKEND=jax (the first one leaves tests/on_jax/ out). Both halves always run; make
+# fails after both when either failed.
 test: $(STAMP) browser
-	$(PY) -m pytest -m "not slow"
-	KERAS_BACKEND=jax $(PY) -m pytest -m "not slow" tests/on_jax
+	@status=0; \
+	$(PY) -m pytest -m "not slow" || status=1; \
+	KERAS_BACKEND=jax $(PY) -m pytest -m "not slow" tests/on_jax || status=1; \
+	exit $$status
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not tf"
 
 test-corpus: $(STAMP)
-	$(PY) -m pytest -m corpus
-	KERAS_BACKEND=jax $(PY) -m pytest -m corpus tests/on_jax
+	@status=0; \
+	$(PY) -m pytest -m corpus || status=1; \
+	KERAS_BACKEND=jax $(PY) -m pytest -m corpus tests/on_jax || status=1; \
+	exit $$status
 
 lint: $(STAMP)
 	$(PY) -m ruff check tfdiag tests examples

@@ -136,3 +136,33 @@ if __name__ == "__main__":
     if len(sys.argv) not in (4, 5) or sys.argv[1] != "screenshot":
         raise SystemExit(__doc__)
     screenshot(Path(sys.argv[2]), Path(sys.argv[3]), *(sys.argv[4:5] or ["1200,2400"]))
+
+
+def scroll_width(page: Path, width: int, *, timeout: float = 60) -> int:
+    """The page's ``document.documentElement.scrollWidth`` in a ``width``-px window: a copy of
+    the page without its Content-Security-Policy gets one script that writes it into the DOM."""
+    html = page.read_text(encoding="utf-8")
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+    probe = (
+        "<script>addEventListener('load', () => document.body.setAttribute('data-scroll-width',"
+        " document.documentElement.scrollWidth))</script></body>"
+    )
+    copy = page.with_name(page.stem + ".width.html")
+    copy.write_text(html.replace("</body>", probe), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [
+                chromium(),
+                *_flags(profile),
+                f"--window-size={width},1000",
+                "--virtual-time-budget=1000",
+                "--dump-dom",
+                copy.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    m = re.search(r'data-scroll-width="(\d+)"', proc.stdout)
+    assert m, proc.stderr[-2000:]
+    return int(m.group(1))

@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from browser import load
+from browser import load, scroll_width
 from synth import SITE, full_set_report
 
 from tfdiag.records.probes import Probes, SampledStack, SamplingRecord
@@ -144,3 +144,12 @@ def test_the_snakeviz_page_makes_no_request_off_the_machine(tmp_path: Path) -> N
     # once for the page's <script>, once for its worker's importScripts: both from tfdiag
     assert local.count("static/vendor/immutable.min.js") == 2, loaded.requests
     assert "<svg" in loaded.dom
+
+
+def test_the_page_fits_a_760_px_window(tmp_path: Path) -> None:
+    """A laptop's half screen: the wide tables (culprits, TF ops) scroll in their own box, so
+    the page itself is never wider than the window (it was 764 px here, 917 px on a real run
+    in issue 35)."""
+    page = _page(tmp_path, _report())
+    assert "data-scroll-width" not in page.read_text(encoding="utf-8")
+    assert scroll_width(page, 760) <= 760

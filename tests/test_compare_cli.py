@@ -51,6 +51,10 @@ def test_list_methods() -> None:
     assert proc.returncode == 0, proc.stderr
     for name in ("predict_on_batch", "tf.function(jit)", "uncompiled predict", "eager step"):
         assert name in proc.stdout
+    narrow = run_cli("compare", "--list-methods", "--width", "60")
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+    assert "tf.function(jit)" in narrow.stdout
 
 
 @pytest.mark.parametrize(

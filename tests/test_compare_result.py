@@ -372,3 +372,41 @@ def test_a_tf_function_is_advised_as_built_once_then_called() -> None:
     do, _ = result.advice()
     assert do[0].startswith(f"Do: `{BUILT}` once, then `predict(x)` per call — 50× faster")
     assert "tf.function(lambda x: model(x, training=False))(x)" not in " ".join(do)
+
+
+def _noisy(name: str, times: tuple[float, ...], **kw: object) -> MethodResult:
+    from dataclasses import replace
+
+    return replace(_m(name, 1.0, **kw), times_s=times)
+
+
+def test_overlapping_intervals_recommend_nothing_and_no_flavour_switch() -> None:
+    """Issue 35's run: tf_keras's tf.function step at 21 ms (IQR 19 ms) against Keras 3's
+    30 ms (IQR 28 ms), every method noisy: "17x faster [tf_keras]" was advice on noise."""
+    wide = (0.010, 0.016, 0.030, 0.045, 0.050)
+    result = _result(
+        _noisy("predict", wide),
+        _noisy("predict_on_batch", tuple(t * 0.8 for t in wide)),
+        _noisy(
+            "tf.function (tf_keras)",
+            tuple(t * 0.7 for t in wide),
+            method="tf.function",
+            flavour="tf_keras",
+        ),
+        _noisy("tf.function", wide[::-1], call="f(x)"),
+    )
+    rec = result.recommendation("inference")
+    assert rec is not None and rec.method.flavour == "keras3"
+    do, _ = result.advice()
+    assert len(do) == 1 and "no reliable difference" in do[0], do
+    assert not any("tf_keras" in line for line in do)
+
+
+def test_a_twin_flavour_clearly_faster_beyond_the_noise_is_still_recommended() -> None:
+    result = _result(
+        _m("predict", 0.1),
+        _m("tf.function", 0.05, call="f(x)"),
+        _m("tf.function (tf_keras)", 0.01, method="tf.function", call="f(x)", flavour="tf_keras"),
+    )
+    rec = result.recommendation("inference")
+    assert rec is not None and rec.method.flavour == "tf_keras"

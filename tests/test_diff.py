@@ -12,7 +12,16 @@ from conftest import run_cli
 from synth import SITE, Node, keras3_predict_report, make_report
 
 import tfdiag
-from tfdiag.analysis.diff import Spread, environment_differences, ratio, slower_than, verdict
+from tfdiag.analysis.diff import (
+    Spread,
+    environment_differences,
+    paired_slower,
+    paired_verdict,
+    ratio,
+    slower_than,
+    verdict,
+)
+from tfdiag.measure.recheck import recheck
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import Environment
 
@@ -26,7 +35,8 @@ def times(median: float, spread: float, n: int = 12) -> tuple[float, ...]:
 def test_spread_is_median_and_inclusive_quartiles() -> None:
     s = Spread.of([1.0, 2.0, 3.0, 4.0, 5.0])
     assert (s.median_s, s.q1_s, s.q3_s, s.iqr_s, s.n) == (3.0, 2.0, 4.0, 2.0, 5)
-    assert Spread.of([2.0]) == Spread(2.0, 2.0, 2.0, 1)
+    assert Spread.of([2.0]) == Spread(2.0, 2.0, 2.0, 1, (2.0,))
+    assert s.floors_s == (1.0, 3.0) and s.floor_s == 2.0  # blocks [1, 2] and [3, 4, 5]
     with pytest.raises(ValueError):
         Spread.of([])
 
@@ -48,6 +58,73 @@ def test_slower_than_a_factor_scales_the_before_interval() -> None:
     assert slower_than(before, after, 1.0) and slower_than(before, after, 1.2)
     assert not slower_than(before, after, 1.25)  # 12.8 < 1.25 × 10.5
     assert not slower_than(after, before, 1.0)
+
+
+def test_one_block_per_side_is_never_a_verdict() -> None:
+    """Three calls are one stretch of time: a load burst can cover all of them."""
+    before, after = Spread.of([1.0, 1.0, 1.0]), Spread.of([2.0, 2.0, 2.0])
+    assert (before.blocks, after.blocks) == (1, 1)
+    assert verdict(before, after) == "same" and not slower_than(before, after, 1.2)
+    four = Spread.of([2.0, 2.1, 2.0, 2.1])
+    assert four.blocks == 2 and slower_than(Spread.of([1.0, 1.1, 1.0, 1.1]), four, 1.2)
+
+
+def test_a_burst_in_part_of_a_run_moves_the_median_not_the_floor() -> None:
+    """AFTER under a neighbour's job for most of its calls: its median and quartiles are far
+    above BEFORE's, but two of its blocks' fastest calls are not, so the floors hold the gate
+    (the interquartile rule alone said slower)."""
+    before = Spread.of(times(1.0, 0.05))
+    burst = [0.95, 3.0, 3.0, 3.0] + [3.0, 0.95, 3.1, 3.2] + [3.0, 3.3, 3.1, 3.2]
+    after = Spread.of(burst)
+    assert after.median_s > 2 * before.median_s and after.q1_s > 1.2 * before.q3_s
+    assert not slower_than(before, after, 1.2) and verdict(before, after) == "same"
+
+
+def test_the_paired_rule_reads_round_by_round_ratios() -> None:
+    same = [(1.0, 1.01), (1.0, 0.99)] * 13 + [(1.0, 5.0)] * 4  # 4 rounds of 30 slowed
+    assert not paired_slower(same, 1.2) and paired_verdict(same) == "same"
+    slow = [(1.0 + k % 3 * 0.2, 1.5 + k % 3 * 0.3) for k in range(27)] + [(5.0, 1.5)] * 3
+    assert paired_slower(slow, 1.2) and not paired_slower(slow, 1.6)
+    assert paired_verdict(slow) == "slower" and paired_verdict([(b, a) for a, b in slow]) == (
+        "faster"
+    )
+    assert not paired_slower(slow[:5], 1.2)  # too few rounds to judge
+
+
+def test_the_recheck_interleaves_both_calls_round_by_round() -> None:
+    order: list[str] = []
+    pairs = recheck(lambda: order.append("b"), lambda: order.append("a"), rounds=6, min_block_s=0)
+    assert len(pairs) == 6
+    assert order[:4] == ["b", "a", "a", "b"]  # the warm-up rounds rotate the order
+    assert all(o != order[i + 1] for i, o in enumerate(order[:-1]) if i % 2 == 0)
+
+
+def test_timeline_findings_are_never_new_resolved_or_persisting() -> None:
+    """Spikes and drift read the machine (a neighbour's job, a trend), warm-up the run's
+    order: in a PR comment a "new spikes" reads as a regression the change did not make."""
+    steady = times(0.05, 0.001)
+    spiky = tuple(0.5 if k in (3, 8) else t for k, t in enumerate(steady))
+    growing = tuple(0.05 * (1 + 0.1 * k) for k in range(12))
+    ids = {
+        name: [f.id for f in keras3_predict_report(iteration_s=t).findings]
+        for name, t in (("spiky", spiky), ("growing", growing))
+    }
+    assert "spikes" in ids["spiky"] and "drift" in ids["growing"]  # the premise
+    for a, b in ((steady, spiky), (growing, steady), (spiky, growing)):
+        d = tfdiag.diff(keras3_predict_report(iteration_s=a), keras3_predict_report(iteration_s=b))
+        listed = {c.id for c in d.new + d.resolved + d.persisting}
+        assert listed == {"per-call-input-pipeline"}, listed
+
+
+def test_cold_iterations_are_compared_with_nothing_warm() -> None:
+    """A run whose first timed iterations still build (a fit's first batches) against one
+    that starts warm: the warm-up is left out, not read as a slower AFTER."""
+    warm = times(0.05, 0.001)
+    cold_start = (0.5, 0.3) + warm[2:]
+    d = tfdiag.diff(
+        keras3_predict_report(iteration_s=warm), keras3_predict_report(iteration_s=cold_start)
+    )
+    assert d.after.spread.n == len(warm) - 2 and d.verdict == "same"
 
 
 def test_environment_differences_name_each_field() -> None:

@@ -73,3 +73,16 @@ def test_cli_reference_lists_every_output_format() -> None:
         assert f.kind in row, (f.name, f.kind)
         for suffix in f.suffixes:
             assert f"`{suffix}`" in row, (f.name, suffix)
+
+
+def test_install_instructions_name_what_exists() -> None:
+    """tfdiag is on no index: no doc, docstring or error message tells a user to install it
+    from one, and the README says where `make demo` put the CLI."""
+    import re
+
+    index = re.compile(r"pip install (?:tfdiag\b|['\"]tfdiag\[)")
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "tfdiag").rglob("*.py")]
+    said = [str(p.relative_to(ROOT)) for p in files if index.search(p.read_text("utf-8"))]
+    assert said == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert ".venv/bin/python -m tfdiag" in readme and "source .venv/bin/activate" in readme

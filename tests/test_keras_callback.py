@@ -97,6 +97,17 @@ def test_the_callback_records_the_machines_load_per_timed_batch() -> None:
     assert report.machine.cpus >= 1
 
 
+def test_the_load_probe_runs_outside_the_profiled_batches() -> None:
+    """The load probe's /proc read is tfdiag's bookkeeping: under cProfile it would be
+    charged to the user's callbacks (the callback's batch hook calls it)."""
+    cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
+    drive(cb, FakeModel(), 20)
+    report = cb.report
+    assert isinstance(report, Report)
+    profiled = [f.name for f in report.profile.functions if "LoadProbe" in f.name]
+    assert profiled == []
+
+
 def test_a_raising_step_detaches_the_profiler_and_keeps_a_partial_report() -> None:
     cb = ProfileCallback(batches=(3, 8), tf_profiler=False)
     model = FakeModel(fail_at=6)
@@ -214,6 +225,24 @@ def test_callback_inside_a_real_fit(
     assert sys.getprofile() is None
     assert "ProfileCallback" not in getattr(model.train_function, "__qualname__", "")
     assert (tmp_path / "fit.tfdiag.json").exists() and (tmp_path / "fit.prof").exists()
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_fit_with_only_the_profile_callback_has_no_callback_overhead(
+    flavour: str, tiny_model_factory: Callable[[str], Any]
+) -> None:
+    """docs/workflows.md's snippet: the only callback is tfdiag's, so no callback time is
+    the user's (its load probe read from the batch hook was 7-12 % of a tiny step)."""
+    model = tiny_model_factory(flavour)
+    x, y = _data(12)
+    cb = tfdiag.keras.ProfileCallback(batches=(4, 20), tf_profiler=False)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[cb])
+    report = cb.report
+    assert report is not None
+    assert "callback-overhead" not in [f.id for f in report.findings], [
+        (f.id, f.evidence) for f in report.findings
+    ]
 
 
 @pytest.mark.tf

@@ -149,3 +149,28 @@ def test_every_view_and_document_of_a_report_draws_on_one_diagnosis(
     report.render("text", brief=True)
     assert report.findings and report.analysis.total_s > 0
     assert len(calls) == 1
+
+
+def test_a_big_speed_up_is_never_printed_as_zero_times_the_time() -> None:
+    from tfdiag.records.units import fmt_ratio
+
+    assert fmt_ratio(1 / 538) == "0.0019×"  # was "0.00×"
+    assert (fmt_ratio(0.03), fmt_ratio(1.07), fmt_ratio(12.5), fmt_ratio(162.0)) == (
+        "0.03×",
+        "1.07×",
+        "12.5×",
+        "162×",
+    )
+
+
+def test_the_header_names_the_jax_profiler_on_jax() -> None:
+    from dataclasses import replace
+
+    from tfdiag.render.header import header_rows
+
+    report = keras3_predict_report(iteration_s=(0.02,) * 5 + (0.01,) * 5)
+    report = replace(report, timing=replace(report.timing, traced=5))
+    on_tf = dict(header_rows(report))["time"]
+    assert "5 more under the TF profiler" in on_tf
+    on_jax = replace(report, environment=replace(report.environment, backend="jax"))
+    assert "5 more under the JAX profiler" in dict(header_rows(on_jax))["time"]

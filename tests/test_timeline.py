@@ -203,7 +203,7 @@ def test_plot_without_matplotlib_is_one_clear_line(
     with pytest.raises(InputError) as info:
         report_with(clean(20)).plot_timeline(tmp_path / "t.png")
     assert str(info.value) == (
-        "plotting needs matplotlib, which is not installed: pip install 'tfdiag[plot]'"
+        "plotting needs matplotlib, which is not installed: pip install matplotlib"
     )
     assert not (tmp_path / "t.png").exists()
 

@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from tfdiag import keras
     from tfdiag.capture.runner import Interrupted, profile
     from tfdiag.capture.trace_limit import TooManyTraces, max_traces
+    from tfdiag.measure.recheck import diff
     from tfdiag.measure.run import compare
     from tfdiag.measure.verify.accelerate import Accelerated, accelerate
     from tfdiag.records.catalog import Category, Rule, load_rules
     from tfdiag.records.catalog.finding_rules import FindingRule, load_finding_rules
     from tfdiag.records.errors import InputError, ProfilerBusyError, TfdiagError
-    from tfdiag.results.diff import diff
     from tfdiag.results.job import JobResult
     from tfdiag.results.load import load_report, load_result
     from tfdiag.results.merge import merge
@@ -51,7 +51,7 @@ _WHERE = {
     "InputError": "tfdiag.records.errors",
     "ProfilerBusyError": "tfdiag.records.errors",
     "TfdiagError": "tfdiag.records.errors",
-    "diff": "tfdiag.results.diff",
+    "diff": "tfdiag.measure.recheck",
     "JobResult": "tfdiag.results.job",
     "load_report": "tfdiag.results.load",
     "load_result": "tfdiag.results.load",

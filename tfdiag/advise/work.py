@@ -42,6 +42,18 @@ def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
     return max(total, 0.0)
 
 
+def _own_hooks_s(analysis: Analysis) -> float:
+    """Steady seconds Keras' callback list spends in tfdiag's own hooks (``ProfileCallback``'s
+    batch timer, its load probe): tfdiag's bookkeeping, never the user's callbacks."""
+    fns = analysis.steady.functions
+    total = 0.0
+    for f in fns:
+        if not normalize_path(f.file).startswith("tfdiag/"):
+            continue
+        total += sum(e.cum_s for e in f.callers if fns[e.caller].name.startswith("CallbackList."))
+    return total
+
+
 def _waits_under(analysis: Analysis, hooks: set[int], depth: int = 4) -> float:
     """Steady seconds Keras' own hook code waits for the step's results in (JAX: the logs
     made Python floats for a callback that overrides a batch-end hook): the device's
@@ -70,8 +82,10 @@ def callback_overhead(ctx: Context) -> Detection | None:
     report, analysis = ctx.record, ctx.analysis
     if analysis.steady_s <= 0:
         return None
-    own = analysis.steady_share(Category.CALLBACKS)
-    share = max(own, min(analysis.of_steady(_under_hooks(report, analysis)), 1.0))
+    ours = analysis.of_steady(_own_hooks_s(analysis))
+    own = max(analysis.steady_share(Category.CALLBACKS) - ours, 0.0)
+    under = max(analysis.of_steady(_under_hooks(report, analysis)) - ours, 0.0)
+    share = max(own, min(under, 1.0))
     if share < ctx.threshold("min_share"):
         return None
     evidence = [

@@ -129,8 +129,10 @@ class ProfileCallback:
         self._warn = True
         self.model: Any = None
         self.params: dict[str, Any] = {}
-        # tf_keras reads these two; False: logs reach us as numpy, not tensors.
-        self._supports_tf_logs = False
+        # tf_keras reads these two. True: the logs reach us as they are (never read here);
+        # False made tf_keras convert each batch's logs to numpy for this hook alone, a
+        # conversion the user's fit without tfdiag does not do, charged to their callbacks.
+        self._supports_tf_logs = True
         self._chief_worker_only = None
         self._reset()
 
@@ -217,7 +219,8 @@ class ProfileCallback:
             self._tracing = probes.begin()
             if self._tracing:  # the hook counts the timeline's batches, as profile()'s does
                 probes.pause()
-        if self._load is not None and not self._tracing:
+        if self._load is not None and not self._tracing and not self._profiling:
+            # Not under cProfile: the probe's /proc read is tfdiag's, not the user's callbacks'.
             self._load.mark()
         self._t0 = self.clock()
 

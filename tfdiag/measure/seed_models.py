@@ -46,7 +46,7 @@ def keras_module(flavour: str) -> Any:
         try:
             import tf_keras
         except ImportError:
-            raise InputError("tf_keras is not installed: pip install 'tfdiag[tf-keras]'") from None
+            raise InputError("tf_keras is not installed: pip install tf-keras") from None
         return tf_keras
     raise InputError(f"unknown Keras flavour {flavour!r} (keras3 or tf_keras)")
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypeVar
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import MAX_SECONDS, Obj
-from tfdiag.records.numbers import TimedBlocks, signed_percent
+from tfdiag.records.numbers import TimedBlocks, reliably_faster, signed_percent
 from tfdiag.records.report import SCHEMA_VERSION, Environment
 from tfdiag.records.units import fmt_s, fmt_times
 
@@ -174,7 +174,7 @@ class CompareRecord:
             (o for o in self.methods if o.method == m.method and o.flavour == self.flavour), None
         )
         if own is not None and own.ok and own.median_s is not None:
-            if own.median_s <= SWITCH_FLAVOUR_AT * m.median_s:
+            if not _clearly_faster(m, own):
                 return own
         return m
 
@@ -186,7 +186,7 @@ class CompareRecord:
         own = [m for m in self.of_kind(kind) if m.ok and m.flavour == self.flavour]
         if best.flavour != self.flavour and own and best.median_s is not None:
             own_best = min(own, key=lambda m: m.median_s or 0.0)
-            if (own_best.median_s or 0.0) <= SWITCH_FLAVOUR_AT * best.median_s:
+            if not _clearly_faster(best, own_best):
                 best = own_best
         return Recommendation(kind, best, self.baseline(kind))
 
@@ -234,13 +234,24 @@ class CompareRecord:
         assert best.median_s is not None
         if best is base:
             do.append(f"Keep `{self.call_of(best)}`: no {kind} method measured here is faster.")
+        elif base is not None and base.ok and not reliably_faster(best.times_s, base.times_s):
+            do.append(
+                f"Keep `{self.call_of(base)}`: no reliable difference — no {kind} method measured "
+                "here is faster beyond the noise (every interquartile interval overlaps "
+                f"`{base.call}`'s)"
+            )
+            best = base
+        best_s = best.median_s
+        assert best_s is not None
         picked: list[MethodResult] = []
         ranked = sorted(self.of_kind(kind), key=lambda m: m.median_s or 0.0)
         for m in [best, *ranked] if best is not base else []:
             m = self.preferred(m)
             if not m.ok or m is base or m.method in {p.method for p in picked}:
                 continue
-            if (m.median_s or 0.0) <= DO_WITHIN * best.median_s and len(picked) < DO_MOST:
+            if base is not None and base.ok and not reliably_faster(m.times_s, base.times_s):
+                continue  # within the baseline's noise: nothing to recommend
+            if (m.median_s or 0.0) <= DO_WITHIN * best_s and len(picked) < DO_MOST:
                 picked.append(m)
         for m in picked:
             assert m.median_s is not None
@@ -253,14 +264,14 @@ class CompareRecord:
             elif m is best:
                 do.append(f"Do: {self.advice_of(m)} — the fastest {kind} method here")
             else:
-                within = fmt_times(m.median_s / best.median_s)
+                within = fmt_times(m.median_s / best_s)
                 do.append(f"Do: {self.advice_of(m)} — within {within} of it")
         slow: list[tuple[float, MethodResult]] = []
         for m in self.of_kind(kind):
             if m.problem is not None:
                 dont.append(f"Don't: `{self.call_of(m)}` — {_why(m)}")
             elif m is not best and m.median_s is not None:
-                ratio = m.median_s / best.median_s
+                ratio = m.median_s / best_s
                 if m is base and ratio >= DONT_BASELINE_AT:
                     dont.insert(
                         0,
@@ -276,6 +287,16 @@ class CompareRecord:
             calls = ", ".join(f"`{self.call_of(m)}`" for _, m in slow)
             dont.append(f"Don't: {calls} — {span} slower than the recommended method here")
         return do, dont
+
+
+def _clearly_faster(twin: MethodResult, own: MethodResult) -> bool:
+    """A twin flavour's method beats the user's own: by :data:`SWITCH_FLAVOUR_AT` and beyond
+    both methods' noise (switching Keras flavours on an overlap is advice on noise)."""
+    if twin.median_s is None or own.median_s is None:
+        return False
+    return own.median_s > SWITCH_FLAVOUR_AT * twin.median_s and reliably_faster(
+        twin.times_s, own.times_s
+    )
 
 
 def _why(m: MethodResult) -> str:

@@ -24,6 +24,23 @@ def iqr(values: Sequence[float]) -> float | None:
     return q[2] - q[0]
 
 
+def quartiles(values: Sequence[float]) -> tuple[float, float] | None:
+    """``(Q1, Q3)``, inclusive quartiles; a single value is its own interval; ``None`` empty."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def reliably_faster(a: Sequence[float], b: Sequence[float]) -> bool:
+    """``a``'s interquartile interval lies wholly below ``b``'s: a difference beyond both
+    runs' noise, not an overlap that running either again could reverse."""
+    qa, qb = quartiles(a), quartiles(b)
+    return qa is not None and qb is not None and qa[1] < qb[0]
+
+
 def relative_spread(values: Sequence[float]) -> float | None:
     """IQR / median, the noise figure torch.utils.benchmark warns on."""
     m, spread = median(values), iqr(values)

@@ -30,9 +30,12 @@ def fmt_times(ratio: float) -> str:
 
 
 def fmt_ratio(ratio: float | None) -> str:
-    """A ratio in a table column: ``162×``, ``12.5×``, ``1.07×``, ``–`` when unknown."""
+    """A ratio in a table column: ``162×``, ``12.5×``, ``1.07×``, ``0.0019×`` (two
+    significant digits below 0.01, so a 538× speed-up is not ``0.00×``), ``–`` when unknown."""
     if ratio is None:
         return "–"
+    if 0 < ratio < 0.01:
+        return f"{ratio:.2g}×"
     return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
 
 

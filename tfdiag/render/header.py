@@ -20,8 +20,9 @@ def profiled_line(t: Timing) -> str:
     return f"{t.profiled_calls} calls in the profile, read as {t.iterations} iterations"
 
 
-def time_line(t: Timing) -> str:
-    """The median of the plain calls, and the traced ones named apart (never mixed)."""
+def time_line(t: Timing, profiler: str = "TF profiler") -> str:
+    """The median of the plain calls, and the traced ones named apart (never mixed), under
+    ``profiler`` (the JAX profiler on JAX)."""
     plain = t.plain_s
     lo, hi = min(plain), max(plain)
     line = (
@@ -30,7 +31,7 @@ def time_line(t: Timing) -> str:
     )
     traced = t.iteration_s[: t.traced] if len(plain) < len(t.iteration_s) else ()
     if traced:
-        line += f"; {len(traced)} more under the TF profiler (median {fmt_s(median(traced))})"
+        line += f"; {len(traced)} more under the {profiler} (median {fmt_s(median(traced))})"
     return line
 
 
@@ -62,7 +63,8 @@ def header_rows(report: RunRecord) -> list[tuple[str, str]]:
         rows.append(("job", job))
     rows.append(("profile", profiled_line(t)))
     if t.iteration_s:
-        rows.append(("time", time_line(t)))
+        jax = report.environment.framework == "jax"
+        rows.append(("time", time_line(t, "JAX profiler" if jax else "TF profiler")))
     first = first_call_line(t)
     if first is not None:
         rows.append(("first", first))

@@ -1,6 +1,7 @@
 """A PNG plot of a run's iteration times, with the timeline findings marked.
 
-matplotlib is an optional extra (``pip install 'tfdiag[plot]'``); it is imported
+matplotlib is an optional extra (``pip install matplotlib``; the ``plot`` extra of tfdiag's
+checkout); it is imported
 here only, and only its object API (no pyplot), so a notebook's backend is left
 as it was.
 """
@@ -26,7 +27,7 @@ def _matplotlib() -> tuple[Any, Any]:
         from matplotlib.figure import Figure
     except ImportError:
         raise InputError(
-            "plotting needs matplotlib, which is not installed: pip install 'tfdiag[plot]'"
+            "plotting needs matplotlib, which is not installed: pip install matplotlib"
         ) from None
     return Figure, FigureCanvasAgg
 

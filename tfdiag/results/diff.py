@@ -5,15 +5,21 @@ persisting."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from tfdiag.advise.diff import DiffRecord, diff_record
+from tfdiag.analysis.diff import faster
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
 from tfdiag.results.base import Result
 from tfdiag.results.load import load_report
 from tfdiag.results.report import Report
+
+#: A re-measurement of both calls, interleaved: its rounds' ``(before_s, after_s)``
+#: (:func:`tfdiag.measure.recheck.diff` gives one; this layer only calls it).
+Again = Callable[[], tuple[tuple[float, float], ...]]
 
 
 @dataclass(frozen=True)
@@ -21,9 +27,17 @@ class DiffResult(DiffRecord, Result):
     """BEFORE and AFTER compared. Build it with :func:`tfdiag.diff` (``tfdiag diff``)."""
 
 
-def diff_records(before: RunRecord, after: RunRecord, names: tuple[str, str]) -> DiffResult:
-    """The comparison of two runs (``names``: how the output calls them)."""
+def diff_records(
+    before: RunRecord,
+    after: RunRecord,
+    names: tuple[str, str],
+    again: Again | None = None,
+) -> DiffResult:
+    """The comparison of two runs (``names``: how the output calls them), with ``again``'s
+    interleaved rounds unless the first look says AFTER is faster."""
     record = diff_record(before, after, names)
+    if again is not None and not faster(record.before.spread, record.after.spread):
+        record = diff_record(before, after, names, pairs=again())
     return DiffResult(**{f.name: getattr(record, f.name) for f in fields(record)})
 
 
@@ -58,16 +72,13 @@ def _same_work(a: Report, b: Report) -> None:
 
 
 def diff(
-    before: RunRecord | str | os.PathLike[str], after: RunRecord | str | os.PathLike[str]
+    before: RunRecord | str | os.PathLike[str],
+    after: RunRecord | str | os.PathLike[str],
+    *,
+    again: Again | None = None,
 ) -> DiffResult:
-    """Compare two runs of a call, before and after a change: the per-iteration ratio
-    AFTER/BEFORE with both runs' noise (interquartile range), a verdict (``faster``,
-    ``slower``, ``same`` beyond the noise: docs/ci.md), and the findings ``resolved``,
-    ``new`` and ``persisting`` by id with their impacts. Runs from different machines or
-    versions are compared with a warning.
-
-    Args:
-        before, after: reports (``tfdiag.profile``'s) or the paths of saved ones.
+    """Two runs compared (:func:`tfdiag.diff`, which is :func:`tfdiag.measure.recheck.diff`:
+    this with ``again`` built from its ``rerun``).
 
     Raises:
         InputError: an unreadable report, one without timed iterations, or reports of
@@ -78,4 +89,4 @@ def diff(
     _same_work(a, b)
     if a_name is None or b_name is None or a_name == b_name:
         a_name, b_name = "before", "after"
-    return diff_records(a, b, (a_name, b_name))
+    return diff_records(a, b, (a_name, b_name), again)

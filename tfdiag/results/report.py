@@ -83,7 +83,7 @@ class Report(RunRecord, Result):
     def plot_timeline(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write a PNG of the iteration times, warm-up, spikes and drift marked.
 
-        Needs matplotlib (``pip install 'tfdiag[plot]'``); raises InputError without it.
+        Needs matplotlib (``pip install matplotlib``); raises InputError without it.
         """
         from tfdiag.records.errors import InputError
         from tfdiag.render.formats import Options, format_named

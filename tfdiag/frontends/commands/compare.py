@@ -79,13 +79,20 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _list_methods() -> int:
+def _list_methods(width: int | None) -> int:
+    """The method table, each row wrapped to ``width`` (``--width``, else the terminal's)."""
+    import shutil
+    import textwrap
+
     from tfdiag.measure.methods import METHODS
 
+    width = width or shutil.get_terminal_size().columns
+    indent = " " * (41 if width >= 100 else 4)  # under the call column, or a plain hang
     for m in METHODS:
         mode = "eager" if m.eager else "graph"
         about = f" — {m.about}" if m.about else ""
-        print(f"{m.name:22} {m.kind:9} {mode:5}  {m.call}{about}")
+        row = f"{m.name:22} {m.kind:9} {mode:5}  {m.call}{about}"
+        print(textwrap.fill(row, width=width, subsequent_indent=indent, break_on_hyphens=False))
     return 0
 
 
@@ -143,7 +150,7 @@ def _flavours(text: str | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     if args.list_methods:
-        return _list_methods()
+        return _list_methods(args.width)
     from tfdiag.measure import compare
     from tfdiag.records.report import report_paths
     from tfdiag.render.progress import progress_bar

@@ -27,7 +27,8 @@ def _plain(cell: object) -> str:
 
 
 def table_html(table: Table) -> str:
-    out = ["<table>"]
+    # A table scrolls inside its own box: a wide one never widens the page (760 px laptops).
+    out = ['<div class="scroll"><table>']
     if table.caption:
         out.append(f"<caption>{e(_plain(table.caption))}</caption>")
     out.append("<thead><tr>")
@@ -42,7 +43,7 @@ def table_html(table: Table) -> str:
             cls = ' class="name"' if names[c] else ""
             cells.append(f"<td{cls}>{e(text)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     title = f"<h3>{e(_plain(table.title))}</h3>" if table.title else ""
     return title + "".join(out)
 
