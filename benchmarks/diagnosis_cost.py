@@ -98,7 +98,8 @@ def main() -> None:
     n = args.iterations
     print(f"N={n}, rounds={args.rounds}, cpus={os.cpu_count()}; target ≤ {TARGET:.1f}× N plain")
     print(
-        f"  {'workload':50} {'N plain':>9} {'profile()/N plain':>18} {'without cold':>13}  first finding"
+        f"  {'workload':50} {'N plain':>9} {'profile()/N plain':>18} {'without cold':>13}"
+        "  first finding"
     )
     for label, (fn, fargs, fkwargs) in workloads().items():
         m = measure(fn, fargs, fkwargs, n, args.rounds)

@@ -179,3 +179,37 @@ def test_max_traces_refuses_what_it_cannot_check_as_a_decorator() -> None:
             tfdiag.max_traces(1)(func)
     plain = tfdiag.max_traces(1)(lambda: 3)
     assert callable(plain)
+
+
+def test_a_forbidden_finding_is_confirmed_by_a_second_profile(monkeypatch) -> None:
+    """One noisy profile does not fail the check; a finding on both profiles does, with the
+    second profile's report; a finding the second profile adds alone is not a failure."""
+    from types import SimpleNamespace
+
+    from tfdiag.capture import guard
+
+    slow = keras3_predict_report()
+    clean_ = SimpleNamespace(findings=())
+    f = slow.findings[0]
+    both_new = SimpleNamespace(findings=(replace(f, id="eager-execution"),))
+    runs: list[object] = []
+
+    def fake(sequence):
+        def profile_call(*a, **k):
+            runs.append(1)
+            return sequence.pop(0)
+
+        return profile_call
+
+    monkeypatch.setattr(guard, "profile_call", fake([slow, clean_]))
+    assert guard.check_call(lambda: None) is clean_ and len(runs) == 2
+    runs.clear()
+    monkeypatch.setattr(guard, "profile_call", fake([clean_]))
+    assert guard.check_call(lambda: None) is clean_ and len(runs) == 1
+    second = keras3_predict_report()
+    monkeypatch.setattr(guard, "profile_call", fake([slow, second]))
+    with pytest.raises(guard.ForbiddenFinding) as err:
+        guard.check_call(lambda: None)
+    assert err.value.report is second and [g.id for g in err.value.findings] == [f.id]
+    monkeypatch.setattr(guard, "profile_call", fake([slow, both_new]))
+    assert guard.check_call(lambda: None) is both_new

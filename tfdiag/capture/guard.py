@@ -1,5 +1,10 @@
 """The check behind the pytest plugin's ``tfdiag_check``: profile a call cheaply, save its
-report, and fail when a forbidden finding is present.
+report, and fail when a forbidden finding is present in two profiles running.
+
+A shared CI runner preempts the call now and then; one preemption inside a short profiled
+iteration can lift a small share (a conversion, a one-time cost) over its threshold. A finding
+of the program is there on every profile, so a finding that fails the check is confirmed by a
+second profile before the test fails: the cost of the second one is paid only on failure.
 
 Kept apart from pytest so a benchmark (benchmarks/ci_cost.py) times exactly what a test
 pays.
@@ -100,15 +105,24 @@ def check_call(
         forbid: finding ids that fail the check; None: :func:`python_side_ids`.
         severity: the lowest severity that fails (``low``, ``medium``, ``high``).
 
+    A forbidden finding is confirmed by a second profile (the module's docstring): the check
+    fails on the findings present in both, with the second profile's report and figures.
+
     Raises:
-        ForbiddenFinding: a finding in ``forbid`` at ``severity`` or above is present.
+        ForbiddenFinding: a finding in ``forbid`` at ``severity`` or above is present in two
+            profiles running.
         InputError: an unknown finding id or severity, or what ``profile`` refuses.
     """
     ids = python_side_ids() if forbid is None else check_forbid(forbid)
     floor = check_severity(severity)
     report = profile_call(fn, args, kwargs, iterations=iterations, tf_profiler=tf_profiler)
+    if forbidden(report.findings, ids, floor):
+        first = {f.id for f in forbidden(report.findings, ids, floor)}
+        report = profile_call(fn, args, kwargs, iterations=iterations, tf_profiler=tf_profiler)
+        found = tuple(f for f in forbidden(report.findings, ids, floor) if f.id in first)
+    else:
+        found = ()
     path, error = _save(report, save)
-    found = forbidden(report.findings, ids, floor)
     if found:
         raise ForbiddenFinding(failure_message(report, found, path, error), report, found, path)
     if error is not None:
