@@ -182,7 +182,7 @@ def advise(
             continue
         impact = round(min(max(d.impact, 0.0), 1.0), 4)
         verification = record.verification_of(spec.id)
-        severity = spec.severity(max(impact, measured_impact(verification)))
+        severity = spec.severity(max(impact, measured_impact(verification)), d.variant)
         found.append(_Found(spec, d, impact, ctx, verification, severity, order))
     if any(f.spec.id not in (COSTLY_LINE, NO_FINDING) for f in found):
         found = [f for f in found if f.spec.id != COSTLY_LINE]  # a line, when nothing else

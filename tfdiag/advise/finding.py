@@ -152,6 +152,11 @@ class FindingSpec(Generic[C]):
             ``{code}`` (its text) and ``{function}`` (the user's function) filled in.
         thresholds: the numbers the detector compares against, by name.
         bands: impact from which the severity is ``high`` and ``medium`` (else ``low``).
+        ceilings: the highest severity a variant can have (``"other"``: no variant named).
+            A one-time cost whose only advice is how to time it (a warm-up call) is paid once
+            per process whatever its share of a profile of tfdiag's length: it informs
+            (``low``), it is not a cause of a slow program; its variants that name a fix
+            that removes the cost (an unrolled loop) keep the bands.
         when: when it fires, in words (docs/catalog.md).
         tier: how it ranks against the others (:data:`TIERS`): a share of every iteration a
             fix removes (``steady``), a conclusion about what is left (``conclusion``: the
@@ -165,6 +170,7 @@ class FindingSpec(Generic[C]):
     fixes: Mapping[str, str]
     thresholds: Mapping[str, float] = field(default_factory=dict)
     bands: tuple[float, float] = (0.3, 0.1)
+    ceilings: Mapping[str, str] = field(default_factory=dict)
     when: str = ""
     tier: str = "steady"
     #: The title on another framework where ``title`` names TensorFlow (``{"jax": ...}``).
@@ -178,14 +184,24 @@ class FindingSpec(Generic[C]):
         object.__setattr__(self, "fixes", MappingProxyType(dict(self.fixes)))
         object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
         object.__setattr__(self, "titles", MappingProxyType(dict(self.titles)))
+        object.__setattr__(self, "ceilings", MappingProxyType(dict(self.ceilings)))
+        bad = set(self.ceilings.values()) - {"high", "medium", "low"}
+        if bad:
+            raise ValueError(f"finding {self.id!r}: unknown ceiling severity {sorted(bad)}")
 
     def title_for(self, backend: str | None) -> str:
         """The title on ``backend`` (None: TensorFlow's)."""
         return self.titles.get(backend, self.title) if backend is not None else self.title
 
-    def severity(self, impact: float) -> str:
+    def severity(self, impact: float, variant: str | None = None) -> str:
+        """The severity of ``impact`` by the bands, at most the variant's ceiling."""
         high, medium = self.bands
-        return "high" if impact >= high else "medium" if impact >= medium else "low"
+        banded = "high" if impact >= high else "medium" if impact >= medium else "low"
+        ceiling = self.ceilings.get(variant or "other")
+        if ceiling is None:
+            return banded
+        order = ("low", "medium", "high")
+        return min(banded, ceiling, key=order.index)
 
     def fix_for(
         self,

@@ -49,9 +49,10 @@ def _table(title: str, specs: Iterable[FindingSpec[Any]]) -> list[str]:
     for f in specs:
         thresholds = ", ".join(f"`{k}` = {v:g}" for k, v in f.thresholds.items()) or "–"
         high, medium = f.bands
+        ceilings = "".join(f"; `{v}` at most: {s}" for v, s in f.ceilings.items())
         lines.append(
             f"| `{f.id}` | {_cell(_title(f))} | {_cell(f.when)} | {thresholds} | "
-            f"{100 * high:g} % / {100 * medium:g} % | {_fixes(dict(f.fixes))} |"
+            f"{100 * high:g} % / {100 * medium:g} %{_cell(ceilings)} | {_fixes(dict(f.fixes))} |"
         )
     return lines
 
