@@ -9,7 +9,7 @@ whole table (docs/accuracy.md).
 
 ``make test`` runs one or two cases per finding (``CORE``: every detector against a program
 whose premise is measured in the same run); the others are marked ``slow`` and run with
-``make test-corpus`` (all 84, about thirty-five minutes on two shared cores). A case with a
+``make test-corpus`` (all 85, about thirty-five minutes on two shared cores). A case with a
 ``known_miss`` (tfdiag gets it wrong today) is a strict xfail: it fails the run the day it
 passes, so its ``known_miss`` is removed with the fix.
 """

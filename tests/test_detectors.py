@@ -217,6 +217,33 @@ def test_per_step_overhead_in_fit_names_steps_per_execution_and_the_batch_size()
     assert "steps_per_execution=32" in lead.fix and "(2 now)" in lead.fix
 
 
+def _one_batch_per_iteration(steps: str | None, step_s: float = 0.001) -> Report:
+    """ProfileCallback's record of a fit: each iteration one batch (one step function call,
+    ``work`` 20 % of it the ops), ``steps`` per epoch from Keras' params."""
+    graph = _graph(0.0, N)
+    graph.children = [Node("~", EXECUTE, 0.2 * step_s * N, N)]
+    step = Node(TRAINER, STEP_FUNCTION, 0.8 * step_s * N, N, [graph])
+    kwargs = [("batch_size", "1"), ("batches", "2–12")]
+    kwargs += [("steps", steps)] if steps is not None else []
+    return make_report([step], N, cold=[], method="fit", kwargs=tuple(kwargs))
+
+
+def test_per_step_overhead_of_a_fit_recorded_batch_by_batch_counts_the_epochs_steps() -> None:
+    """A callback's record has one step per iteration: the fit's steps per epoch (its params)
+    are the count, so batch_size=1 under ProfileCallback or `tfdiag run` is named."""
+    lead = _lead(_one_batch_per_iteration("2000"), "per-step-overhead")
+    assert lead.evidence[0].startswith("2000 Keras steps per epoch, 1.0 ms each")
+    assert "(1 now)" in lead.fix and "steps_per_execution=32" in lead.fix
+    assert "per-step-overhead" not in _ids(_one_batch_per_iteration(None))  # no count known
+    assert "per-step-overhead" not in _ids(_one_batch_per_iteration("8"))  # a short epoch
+    plain = _one_batch_per_iteration("2000")
+    facts = (("steps_per_execution", "32"),)
+    shared = dataclasses.replace(plain, call=dataclasses.replace(plain.call, facts=facts))
+    assert "per-step-overhead" not in _ids(shared)  # 32 steps per graph call already
+    # not tiny steps: 50 ms each
+    assert "per-step-overhead" not in _ids(_one_batch_per_iteration("2000", step_s=0.05))
+
+
 def test_per_step_overhead_in_predict_names_a_larger_batch_size() -> None:
     lead = _lead(_tiny_steps(kind="predict", method="predict"), "per-step-overhead")
     assert lead.fix.startswith("Each of the 64 steps per call runs a tiny batch")

@@ -15,6 +15,7 @@ from tfdiag.advise.evidence import (
     rebuilt_between_calls,
     steady_share,
     step_hooks_per_iteration,
+    steps_per_epoch_of_batches,
     tf_figures,
     times,
     with_role,
@@ -148,20 +149,32 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if analysis.steady_s <= 0:
         return None
     steps = keras_steps(report, analysis)
-    if steps is not None:
+    per_epoch = steps_per_epoch_of_batches(report)
+    kind: str | None
+    if per_epoch is not None:
+        # Each iteration is one of fit's batches: the epoch's step count is the fit's own.
+        # With steps_per_execution > 1 an iteration is that many steps in one graph call: the
+        # fixed cost is already shared (and the fix would be what the program does).
+        if (report.call.fact("steps_per_execution") or "1") not in ("1", "None"):
+            return None
+        count, what = float(per_epoch), "Keras steps per epoch"
+        calls_per_iteration, kind = 1.0, "train"
+        per_iteration_s = analysis.steady_s / analysis.iterations * per_epoch
+    elif steps is not None:
         # Steps within one Keras call's epoch: an epoch or a call per step is per-epoch or
         # per-call overhead, reported there.
         per = "epoch" if steps.kind == "train" else "call"
         count, what = steps.per_epoch, f"Keras steps per {per}"
-        calls_per_iteration = steps.epochs
+        calls_per_iteration, kind = steps.epochs, steps.kind
     elif keras_call(report, analysis) is None:
         count, what = graph_calls_per_iteration(report, analysis), "graph function calls per call"
-        calls_per_iteration = 1.0
+        calls_per_iteration, kind = 1.0, None
     else:
         return None  # a Keras *_on_batch call per step: per-call-input-pipeline's
     if count < ctx.threshold("min_steps_per_iteration"):
         return None
-    per_iteration_s = analysis.steady_s / analysis.iterations / max(calls_per_iteration, 1.0)
+    if per_epoch is None:
+        per_iteration_s = analysis.steady_s / analysis.iterations / max(calls_per_iteration, 1.0)
     if per_iteration_s / count > ctx.threshold("max_step_s"):
         return None  # not tiny steps: whatever slows them is not a step's fixed cost
     figures = tf_figures(report)
@@ -186,7 +199,7 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     batch = _batch_size(report)
     if batch is not None:
         evidence.append(f"batch size {batch}")
-    variant = "keras-" + steps.kind if steps is not None else None  # None: the call kind's
+    variant = "keras-" + kind if kind is not None else None  # None: the call kind's
     dataset = report.call.fact("x.kind") == "tf.data.Dataset"
     if dataset and variant is not None:
         # A dataset's batches are its own (Keras ignores `batch_size` for one): the fix is

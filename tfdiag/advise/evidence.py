@@ -154,6 +154,17 @@ class Steps:
 _STEPS_OF = {CallKind.FIT: "train", CallKind.EVALUATE: "test", CallKind.PREDICT: "predict"}
 
 
+def steps_per_epoch_of_batches(record: RunRecord) -> int | None:
+    """The steps per epoch of a ``fit`` whose record's iterations are its batches (what
+    ``ProfileCallback`` and ``tfdiag run``'s fit probe record: the call's ``batches`` range,
+    with ``steps`` from the params Keras gives its callbacks); None for any other record."""
+    kwargs = dict(record.call.kwargs)
+    if record.call.method != "fit" or "batches" not in kwargs:
+        return None
+    steps = kwargs.get("steps", "")
+    return int(steps) if steps.isdigit() and int(steps) > 0 else None
+
+
 def keras_steps(record: RunRecord, analysis: Analysis) -> Steps | None:
     """The steps of the Keras loop in the run: the Keras call's own kind of step when it
     makes some (``fit``'s training steps), else the busiest of train/test/predict."""

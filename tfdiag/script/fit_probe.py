@@ -111,8 +111,11 @@ class SiteCallback(ProfileCallback):
             super().on_train_end(logs)
 
     def _call_info(self, own: CallInfo) -> CallInfo:
-        first, last = self.batches
-        return replace(self._call, kwargs=(*self._call.kwargs, ("batches", f"{first}–{last}")))
+        # The call as the recorder saw it, and what only the callback knows: the batch range
+        # and the fit's steps per epoch (Keras' params), which the user's arguments may not say.
+        given = {k for k, _ in self._call.kwargs}
+        extra = [(k, v) for k, v in own.kwargs if k not in given]
+        return replace(self._call, kwargs=(*self._call.kwargs, *extra))
 
     def _lead_notes(self) -> list[str]:
         first, last = self.batches
