@@ -159,7 +159,9 @@ def per_step_overhead(ctx: Context) -> Detection | None:
             return None
         count, what = float(per_epoch), "Keras steps per epoch"
         calls_per_iteration, kind = 1.0, "train"
-        per_iteration_s = analysis.steady_s / analysis.iterations * per_epoch
+        # A batch's time is the timed median (no profiler attached) when there is one.
+        batch_s = report.timing.median_s or analysis.steady_s / analysis.iterations
+        per_iteration_s = batch_s * per_epoch
     elif steps is not None:
         # Steps within one Keras call's epoch: an epoch or a call per step is per-epoch or
         # per-call overhead, reported there.
