@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 from tfdiag.analysis.xprof import BREAKDOWN
 from tfdiag.records.callbacks import PyCallback
+from tfdiag.records.function_stat import CallerEdge, FunctionStat
 from tfdiag.records.lines import LinesRecord
 from tfdiag.records.probes import InputStage, OpRow, Probes, PyFuncs, TfProfile
 from tfdiag.records.report import CallInfo, Environment, Timing
-from tfdiag.records.stats import CallerEdge, FunctionStat, ProfileStats
+from tfdiag.records.stats import ProfileStats
 from tfdiag.records.traces import TraceEvent
 from tfdiag.results.report import Report
 

@@ -155,7 +155,8 @@ def test_recursion_does_not_hang_or_lose_time() -> None:
     # Make `recurse` its own caller, as cProfile records recursion.
     from dataclasses import replace
 
-    from tfdiag.records.stats import CallerEdge, ProfileStats
+    from tfdiag.records.function_stat import CallerEdge
+    from tfdiag.records.stats import ProfileStats
 
     fns = list(stats.functions)
     i = next(n for n, f in enumerate(fns) if f.name == "recurse")

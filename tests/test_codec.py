@@ -12,8 +12,9 @@ import pytest
 from tf20_fixture import tf20_predict_stats
 
 from tfdiag.records.jsontext import indented_json
+from tfdiag.records.pstats_table import _canonical, checked
 from tfdiag.records.reading import parse_json
-from tfdiag.records.stats import ProfileStats, _canonical
+from tfdiag.records.stats import ProfileStats
 
 DOCS = [
     {},
@@ -68,7 +69,7 @@ def test_a_canonical_table_reads_as_the_value_by_value_reader_reads_it() -> None
         keys.append(key)
     fast = _canonical(raw)
     assert fast is not None
-    assert fast == ProfileStats._from_pstats_checked(raw).functions
+    assert fast == checked(raw)
     assert ProfileStats.from_pstats(raw).functions == fast
 
 
@@ -97,7 +98,7 @@ def test_a_table_whose_callers_are_all_in_it_reads_as_the_checked_reader_reads_i
         keys.append(key)
     fast = _canonical(raw)
     assert fast is not None
-    assert fast == ProfileStats._from_pstats_checked(raw).functions
+    assert fast == checked(raw)
 
 
 TABLE = [("/x/é.py", 1, "f", 2, 2, 1e-05, 2.5e-05, ((0, 1, 1, 1e-05, 2e-05),))] * 3
@@ -122,7 +123,7 @@ def test_a_table_written_apart_is_the_same_json_and_ascii(table: list[tuple[obje
 def test_a_big_reports_json_writes_its_tables_apart_and_refuses_a_nan_in_them() -> None:
     from dataclasses import replace
 
-    from tfdiag.records.stats import FunctionStat
+    from tfdiag.records.function_stat import FunctionStat
     from tfdiag.render.json import FAST_TABLE_ROWS, report_json_text, report_to_json
     from tfdiag.results.load import report_from_stats
 

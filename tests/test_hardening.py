@@ -12,7 +12,7 @@ from conftest import run_cli
 from synth import keras3_predict_report
 
 import tfdiag
-from tfdiag.records.stats import MAX_PROF_BYTES
+from tfdiag.records.pstats_table import MAX_PROF_BYTES
 
 
 def _report() -> tfdiag.Report:

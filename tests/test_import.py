@@ -28,6 +28,28 @@ def test_explain_works_when_tensorflow_cannot_be_imported(tmp_path: Path) -> Non
     assert '"per-call-input-pipeline"' in proc.stdout
 
 
+def test_loading_and_explaining_a_report_does_not_import_libcst(tmp_path: Path) -> None:
+    """libcst is for ``patches()`` and ``tfdiag fix`` (tfdiag/fix/): a saved report loads,
+    gives its findings and is explained, in both views, without it."""
+    prof = tmp_path / "seed.prof"
+    prof.write_bytes(tf20_predict_stats().to_prof_bytes())
+    code = (
+        "import contextlib, io, sys, tfdiag\n"
+        "from tfdiag.frontends.cli import main\n"
+        f"r = tfdiag.load_report({str(prof)!r})\n"
+        "assert r.findings\n"
+        f"saved = r.save({str(tmp_path / 'saved')!r})[0]\n"
+        "assert tfdiag.load_report(saved).findings\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    for args in ([], ['--format', 'json']):\n"
+        "        assert main(['explain', str(saved), *args]) == 0\n"
+        "assert 'libcst' not in sys.modules\n"
+        "r.patches()\n"
+        "assert 'libcst' in sys.modules  # the check above can fail\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
 def test_the_documented_module_paths_resolve() -> None:
     """``tfdiag.compare`` is the function; the methods table and the percent helper live in
     ``tfdiag.measure`` (docs/compare.md)."""

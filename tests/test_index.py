@@ -17,9 +17,9 @@ from tfdiag.analysis.attribute import _OTHER, Dist, _mix, edge_weights, propagat
 from tfdiag.analysis.pipeline import analyze
 from tfdiag.records import index as index_module
 from tfdiag.records.catalog import Category, Rule, default_catalog
+from tfdiag.records.function_stat import CallerEdge, FunctionStat, builtin_name
 from tfdiag.records.index import FunctionIndex, glob_matcher, globs_matcher
 from tfdiag.records.paths import normalize_path
-from tfdiag.records.stats import CallerEdge, FunctionStat, builtin_name
 
 
 def _scan(fns: list[FunctionStat], path: str, name: str) -> list[int]:

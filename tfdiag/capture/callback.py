@@ -1,8 +1,8 @@
 """``ProfileCallback`` (``tfdiag.keras``): profile training batches inside a real ``fit()``.
 
-The callback is duck-typed: it has every hook Keras 3's and tf_keras' ``CallbackList``
-call (neither checks ``isinstance(cb, Callback)``), so one class works in both and
-this module never imports TensorFlow or Keras.
+The callback is duck-typed (:mod:`tfdiag.capture.duck_callback`), so one class works in
+Keras 3 and tf_keras and this module never imports TensorFlow or Keras; what the fit's
+batches say in the report is :mod:`tfdiag.capture.fit_report`'s.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from tfdiag.advise import check_finding_rules
 from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.batch_probes import BatchProbes, BatchRecords
 from tfdiag.capture.distribution import distribution_of, tf_profiler_choice
-from tfdiag.capture.environment import flavour_of
+from tfdiag.capture.duck_callback import DuckCallback
 from tfdiag.capture.facts import model_facts
+from tfdiag.capture.fit_report import batch_notes, fit_call
 from tfdiag.capture.lines import caller_line
 from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.machine import LoadProbe
@@ -54,15 +55,7 @@ def _check_batches(batches: object) -> tuple[int, int]:
     return first, last
 
 
-def _span(first: int, last: int) -> str:
-    return str(first) if first == last else f"{first}–{last}"
-
-
-def _noop(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-class ProfileCallback:
+class ProfileCallback(DuckCallback):
     """Profile training batches ``first``–``last`` of a ``fit()`` with cProfile.
 
     ``model.fit(x, y, callbacks=[cb])`` then ``cb.report.show()``. Batches are
@@ -105,6 +98,7 @@ class ProfileCallback:
         tf_profiler: bool | None = None,
         clock: Clock = time.perf_counter,
     ) -> None:
+        super().__init__()
         self.batches = _check_batches(batches)
         if tf_profiler is not None and not isinstance(tf_profiler, bool):
             raise InputError(f"tf_profiler must be True, False or None, got {tf_profiler!r}")
@@ -127,13 +121,6 @@ class ProfileCallback:
         self._lock_held = False
         #: False: no warning when no report could be made (the driver falls back).
         self._warn = True
-        self.model: Any = None
-        self.params: dict[str, Any] = {}
-        # tf_keras reads these two. True: the logs reach us as they are (never read here);
-        # False made tf_keras convert each batch's logs to numpy for this hook alone, a
-        # conversion the user's fit without tfdiag does not do, charged to their callbacks.
-        self._supports_tf_logs = True
-        self._chief_worker_only = None
         self._reset()
 
     def _reset(self) -> None:
@@ -166,12 +153,6 @@ class ProfileCallback:
         self._load: LoadProbe | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
-
-    def set_model(self, model: Any) -> None:
-        self.model = model
-
-    def set_params(self, params: dict[str, Any]) -> None:
-        self.params = dict(params or {})
 
     def on_train_begin(self, logs: Any = None) -> None:
         self.close()
@@ -257,23 +238,6 @@ class ProfileCallback:
         if self._profiling or self._train_function is not None or self._probes:
             self._finish()
         return self.report
-
-    # -- the rest of the Callback interface (both Keras flavours) ---------------------
-
-    def _implements_train_batch_hooks(self) -> bool:
-        return True
-
-    def _implements_test_batch_hooks(self) -> bool:
-        return False
-
-    def _implements_predict_batch_hooks(self) -> bool:
-        return False
-
-    def __getattr__(self, name: str) -> Callable[..., None]:
-        # on_epoch_begin, on_test_batch_end, ... and any hook a later Keras adds.
-        if name.startswith("on_"):
-            return _noop
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- internals -------------------------------------------------------------------
 
@@ -366,63 +330,25 @@ class ProfileCallback:
         if self._stats is None or self._cold is None or len(profiled) < 2:
             return None
         first, last = self.batches
-        done = first + len(profiled) - 1
-        model = self.model
-        cls = type(model)
+        session = self._session
         notes = [
             *self._lead_notes(),
-            f"iterations are training batches {first + 1}–{done} of this fit, batch {first} "
-            "is shown as the first call",
+            *batch_notes(
+                self.batches,
+                profiled=len(profiled),
+                timed=len(self._timed_s),
+                traced=self._traced,
+                dropped=self._dropped,
+                stopped=self._failed or self._ended,
+                tf_recorded=found.tf_profile is not None,
+            ),
+            *(probes.notes if probes is not None else ()),
+            *(session.notes() if session is not None else ()),
+            *([self._tf_note] if self._tf_note else ()),
         ]
-        if self._timed_s:
-            before = min(len(self._timed_s), first - 1)
-            after = len(self._timed_s) - before
-            start = last + 1 + self._traced
-            spans = [_span(1, before)] if before else []
-            spans += [_span(start, start + after - 1)] if after else []
-            notes.append(
-                f"the timeline is batches {' and '.join(spans)}, timed with no profiler attached "
-                f"(numbered 1–{len(self._timed_s)} there)"
-            )
-        if self._failed:
-            notes.append(self._failed)
-        elif self._ended:
-            notes.append(self._ended)
-        if done < last:
-            notes.append(f"fit ended after batch {done}, before batch {last}")
-        if len(profiled) - 1 < 3:
-            notes.append("fewer than 3 steady batches: build and per-iteration cost blur")
-        if self._dropped:
-            notes.append(f"the last {self._dropped} batch times were not kept")
-        if self._traced:
-            traced = _span(last + 1, last + self._traced)
-            notes.append(
-                f"batches {traced} ran under the TF profiler"
-                + ("" if found.tf_profile is not None else ", which recorded nothing")
-                + ", and are left out of the timeline"
-            )
-        if probes is not None:
-            notes += probes.notes
-        session = self._session
-        if session is not None:
-            notes += session.notes()
-        if self._tf_note:
-            notes.append(self._tf_note)
-        kwargs = [("batches", f"{first}–{last}")]
-        kwargs += [(k, str(self.params[k])) for k in ("epochs", "steps") if k in self.params]
         return build_report(
             call=self._call_info(
-                CallInfo(
-                    label=f"{cls.__name__}.fit",
-                    target=f"{cls.__module__}.{cls.__qualname__}.fit",
-                    method="fit",
-                    flavour=flavour_of(model),
-                    kwargs=tuple(kwargs),
-                    facts=self._facts,
-                    file=self._fit_line[0],
-                    line=self._fit_line[1],
-                    code=self._fit_line[2],
-                )
+                fit_call(self.model, self.batches, self.params, self._facts, self._fit_line)
             ),
             timing=steady_timing(profiled, self._timed_s),
             profile=self._stats,
@@ -431,7 +357,7 @@ class ProfileCallback:
             finding_rules=self.finding_rules,
             notes=notes,
             source=self.source,
-            partial=done < last,
+            partial=first + len(profiled) - 1 < last,  # fit ended before batch last
             probes=(
                 Probes(tf_profile=found.tf_profile, trace_files=found.trace_files)
                 if found.tf_profile is not None

@@ -6,7 +6,8 @@ from __future__ import annotations
 import cProfile
 from typing import Any
 
-from tfdiag.records.stats import CallerEdge, FunctionKey, FunctionStat, ProfileStats
+from tfdiag.records.function_stat import CallerEdge, FunctionKey, FunctionStat
+from tfdiag.records.stats import ProfileStats
 
 _OWN_FRAMES = frozenset({"<method 'disable' of '_lsprof.Profiler' objects>"})
 

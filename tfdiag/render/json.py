@@ -10,10 +10,10 @@ from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.sampled import sampled_shares
 from tfdiag.records.catalog import Category
+from tfdiag.records.gc_pause import no_gc
 from tfdiag.records.jsontext import indented_json
 from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
-from tfdiag.records.stats import no_gc
 from tfdiag.render.document import finding_to_json, header
 
 #: Culprit rows written to JSON (the full table is in ``profile``).

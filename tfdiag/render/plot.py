@@ -9,12 +9,10 @@ as it was.
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfdiag.analysis.timeline import program_timeline
 from tfdiag.records.errors import InputError
-from tfdiag.records.files import write_set
 from tfdiag.render.safe import clean
 
 if TYPE_CHECKING:
@@ -103,12 +101,3 @@ def timeline_png(report: RunRecord) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
-
-
-def plot_timeline(report: RunRecord, path: str | Path, *, overwrite: bool = False) -> Path:
-    """Write the plot to ``path`` (a ``.png``), atomically; never overwrites unless asked."""
-    p = Path(path)
-    if p.suffix.lower() != ".png":
-        raise InputError(f"{p}: the timeline plot is a PNG; give a path ending in .png")
-    write_set({p: timeline_png(report)}, overwrite=overwrite)
-    return p

@@ -18,11 +18,12 @@ from tfdiag.records.errors import InputError
 from tfdiag.records.files import settle_crashed_save
 from tfdiag.records.job import job_from_json
 from tfdiag.records.paths import normalize_path
+from tfdiag.records.pstats_table import MAX_PROF_BYTES
 from tfdiag.records.reading import MAX_JSON_BYTES, parse_json, read_regular
 from tfdiag.records.report import SCHEMA_VERSION, CallInfo, Environment, Timing
 from tfdiag.records.report_json import run_record_from_json
 from tfdiag.records.script import script_from_json
-from tfdiag.records.stats import MAX_PROF_BYTES, ProfileStats
+from tfdiag.records.stats import ProfileStats
 from tfdiag.records.units import fmt_s
 from tfdiag.results.base import Result
 from tfdiag.results.bench import BenchResult

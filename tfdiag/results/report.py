@@ -6,14 +6,17 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfdiag.advise.diagnosis import Diagnosis, diagnose
 from tfdiag.advise.finding import Finding
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.fix.patch import Proposal
 from tfdiag.records.files import Content, write_set
 from tfdiag.records.report import RunRecord, report_paths
 from tfdiag.results.base import Result
+
+if TYPE_CHECKING:  # tfdiag.fix imports libcst: loaded by patches() alone, not with a report
+    from tfdiag.fix.patch import Proposal
 
 
 @dataclass(frozen=True, repr=False)

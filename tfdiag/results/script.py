@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tfdiag.fix.patch import Proposal
 from tfdiag.records.files import Content
 from tfdiag.records.script import ScriptRecord
 from tfdiag.results.base import Result
+
+if TYPE_CHECKING:  # tfdiag.fix imports libcst: loaded by patches() alone, not with a result
+    from tfdiag.fix.patch import Proposal
 
 
 @dataclass(frozen=True)

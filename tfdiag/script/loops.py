@@ -44,7 +44,7 @@ def _step_wrapper(original: Callable[..., Any], recorder: Recorder) -> Callable[
             except ValueError:
                 inner = py
             code = getattr(inner, "__code__", None)
-            user = code is not None and recorder.is_user(code.co_filename)
+            user = code is not None and recorder.sites.is_user(code.co_filename)
             name = str(getattr(inner, "__qualname__", getattr(fn, "__name__", "?")))
             entry = known[id(fn)] = (fn, name if user else None)
         return entry[1]
@@ -67,7 +67,7 @@ def _model_wrapper(
     def model_call(model: Any, *args: Any, **kwargs: Any) -> Any:
         if recorder.inside or not eager():
             return resolved(model, *args, **kwargs)
-        if not recorder.is_user(sys._getframe(1).f_code.co_filename):
+        if not recorder.sites.is_user(sys._getframe(1).f_code.co_filename):
             return resolved(model, *args, **kwargs)
         return recorder.call(resolved, "__call__", model, args, kwargs, described=model)
 

@@ -1,7 +1,8 @@
 """The recorder behind ``tfdiag run``: every instrumented Keras call, by the user's line.
 
 Each call is charged to the nearest line of the user's own code on the stack (the
-script, or a file beside it that is not an installed package); calls Keras makes
+script, or a file beside it that is not an installed package: :mod:`tfdiag.script.sites`,
+where each site's calls are kept); calls Keras makes
 inside another instrumented call (``fit`` → ``evaluate`` for validation) belong to
 the outer call. The first call of each site and ``iterations`` more run under
 cProfile, so a costly site gets the same analysis as ``tfdiag.profile``.
@@ -11,37 +12,32 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import linecache
 import os
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from tfdiag.capture.assemble import build_report, steady_timing
-from tfdiag.capture.environment import current_environment, describe_call, flavour_of
+from tfdiag.capture.environment import current_environment
 from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.session import CaptureSession
 from tfdiag.records.clock import Clock, now_iso
 from tfdiag.records.lines import LinesRecord
-from tfdiag.records.paths import PACKAGE_DIRS
 from tfdiag.records.probes import Probes
-from tfdiag.records.report import CallInfo, Timing
+from tfdiag.records.report import Timing
 from tfdiag.records.script import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
 from tfdiag.results.script import ScriptResult
 from tfdiag.script.fit_probe import SiteCallback, injectable
-from tfdiag.script.probes import ScriptProbes, SiteProbes
+from tfdiag.script.probes import ScriptProbes
+from tfdiag.script.sites import Site, Sites
 
 #: Per-call times kept per site (the counts and totals stay exact beyond it).
 MAX_CALL_TIMES = 10_000
-_TFDIAG_DIR = str(Path(__file__).resolve().parent.parent)
 #: The CallbackList hook Keras 3 and tf_keras call once per batch, by method.
 _BATCH_HOOKS = {
     "fit": "CallbackList.on_train_batch_begin",
@@ -50,81 +46,10 @@ _BATCH_HOOKS = {
 }
 
 
-#: The compiled step function a Keras call reuses, by method: a new model has none, and
-#: ``compile()`` resets it (Keras 3 and tf_keras), so its absence at a later call's entry
-#: says the model was built or re-compiled since the last call.
-_STEP_FUNCTIONS = {
-    "fit": "train_function",
-    "train_on_batch": "train_function",
-    "evaluate": "test_function",
-    "test_on_batch": "test_function",
-    "predict": "predict_function",
-    "predict_on_batch": "predict_function",
-}
-
-
 def _batches(stats: ProfileStats, method: str) -> int:
     """How many batches one fit/evaluate/predict call ran: its batch-begin hook's calls."""
     hook = _BATCH_HOOKS.get(method)
     return max((f.primitive_calls for f in stats.functions if f.name == hook), default=0)
-
-
-@dataclass
-class _Site:
-    file: str
-    line: int
-    method: str
-    owner: str
-    flavour: str
-    code: str
-    call: CallInfo
-    calls: int = 0
-    total_s: float = 0.0
-    errors: int = 0
-    profiled_s: list[float] = field(default_factory=list)
-    timed_s: list[float] = field(default_factory=list)
-    #: cProfile and the probes of the site's profiled calls (from its first).
-    session: CaptureSession | None = None
-    cold: ProfileStats | None = None
-    stats: ProfileStats | None = None
-    probes: SiteProbes | None = None
-    traced: int = 0
-    #: The callback that diagnosed the site's first ``fit`` from inside, and that call's time.
-    callback: SiteCallback | None = None
-    first_s: float | None = None
-    #: The model of the last call (a weak reference), and the later calls (after the
-    #: first) made on a different model or on the same one re-compiled since.
-    model: Callable[[], Any] | None = None
-    new_model_calls: int = 0
-    recompiled_calls: int = 0
-
-    def note_model(self, model: Any) -> None:
-        """At a call's entry: was its model built or re-compiled since the last call?"""
-        attr = _STEP_FUNCTIONS.get(self.method)
-        if attr is None:
-            return
-        # No step function yet: a model used before (several models called in turn at one
-        # line) still has its own.
-        if self.model is not None and getattr(model, attr, False) is None:
-            if self.model() is not model:
-                self.new_model_calls += 1
-            else:
-                self.recompiled_calls += 1
-        try:
-            self.model = weakref.ref(model)
-        except TypeError:  # not weakly referable: not a Keras model
-            self.model = None
-
-    @property
-    def rebuild_facts(self) -> tuple[tuple[str, str], ...]:
-        """What :meth:`note_model` saw, as call facts (none when nothing was rebuilt)."""
-        if not (self.new_model_calls or self.recompiled_calls):
-            return ()
-        return (
-            ("calls.later", str(max(self.calls - 1, 0))),
-            ("calls.new_model", str(self.new_model_calls)),
-            ("calls.recompiled", str(self.recompiled_calls)),
-        )
 
 
 class Recorder:
@@ -140,14 +65,12 @@ class Recorder:
     ) -> None:
         self.clock = clock
         self.probes = ScriptProbes(iterations=iterations, tf_profiler=tf_profiler, clock=clock)
-        self.script = str(script.resolve())
-        self.root = str(script.resolve().parent)
+        self.sites = Sites(script, self.probes.new_site)
+        self.script = self.sites.script
         self.limit = iterations + 1 if iterations > 0 else 0
         self.iterations = iterations
         #: Time spent in this recorder's own bookkeeping, outside the calls it times.
         self.overhead_s = 0.0
-        self._sites: dict[tuple[str, int, str], _Site] = {}
-        self._user: dict[str, bool] = {}
         self._local = threading.local()
         self._lock = threading.Lock()
 
@@ -164,11 +87,6 @@ class Recorder:
     def inside(self) -> bool:
         """Whether this thread is inside a recorded call (whose inner calls are its own)."""
         return bool(getattr(self._local, "inside", False))
-
-    def is_user(self, filename: str) -> bool:
-        """Whether ``filename`` is the user's code: the script, or a file beside it that
-        is neither tfdiag nor an installed package."""
-        return self._is_user(filename)
 
     def call(
         self,
@@ -192,7 +110,7 @@ class Recorder:
         entered = clock()
         local.inside = True
         try:
-            site = self._site(sys._getframe(2), method, model, args, kwargs, described, owner)
+            site = self.sites.at(sys._getframe(2), method, model, args, kwargs, described, owner)
             with self._lock:
                 site.note_model(model)
             session = self._session_for(site)  # with the profiler lock held
@@ -238,64 +156,9 @@ class Recorder:
 
     # -- internals -------------------------------------------------------------------
 
-    def _is_user(self, filename: str) -> bool:
-        known = self._user.get(filename)
-        if known is None:
-            path = os.path.abspath(filename)
-            known = not filename.startswith("<") and (
-                path == self.script
-                or (
-                    path.startswith(self.root + os.sep)
-                    and not path.startswith(_TFDIAG_DIR + os.sep)
-                    and not PACKAGE_DIRS & set(Path(path).parts)
-                )
-            )
-            self._user[filename] = known
-        return known
-
-    def _site(
-        self,
-        caller: FrameType,
-        method: str,
-        model: Any,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        described: Any = None,
-        owner: str | None = None,
-    ) -> _Site:
-        frame: FrameType | None = caller
-        while frame is not None and not self._is_user(frame.f_code.co_filename):
-            frame = frame.f_back
-        where = frame or caller
-        filename, line = where.f_code.co_filename, where.f_lineno
-        key = (filename, line, method)
-        site = self._sites.get(key)
-        if site is None:
-            path = os.path.abspath(filename)
-            shown = os.path.relpath(path, self.root) if self._is_user(filename) else filename
-            with self._lock:
-                site = self._sites.setdefault(
-                    key,
-                    _Site(
-                        file=shown,
-                        line=line,
-                        method=method,
-                        owner=type(model).__name__ if owner is None else owner,
-                        flavour=flavour_of(model),
-                        code=linecache.getline(filename, line).strip(),
-                        call=describe_call(
-                            getattr(model, method) if described is None else described,
-                            args,
-                            kwargs,
-                        ),
-                        probes=self.probes.new_site(),
-                    ),
-                )
-        return site
-
     def _fit_callback(
         self,
-        site: _Site,
+        site: Site,
         session: CaptureSession,
         original: Callable[..., Any],
         args: tuple[Any, ...],
@@ -316,7 +179,7 @@ class Recorder:
             clock=self.clock,
         )
 
-    def _session_for(self, site: _Site) -> CaptureSession | None:
+    def _session_for(self, site: Site) -> CaptureSession | None:
         """The site's session when this call is profiled (the lock is then held), else None."""
         if len(site.profiled_s) >= self.limit or PROFILER_LOCK.try_acquire() is not None:
             return None
@@ -326,7 +189,7 @@ class Recorder:
 
     def _record(
         self,
-        site: _Site,
+        site: Site,
         elapsed: float,
         failed: bool,
         session: CaptureSession | None,
@@ -354,7 +217,7 @@ class Recorder:
         if session is not None:
             PROFILER_LOCK.release()
 
-    def _report(self, site: _Site, shown: str) -> Report | None:
+    def _report(self, site: Site, shown: str) -> Report | None:
         session = site.session
         if site.stats is None and session is not None:  # fewer calls than it would profile
             site.stats = session.snapshot()
@@ -427,7 +290,7 @@ class Recorder:
         ``lines``: the whole script's sampled lines."""
         wall_s = max(measured_s - self.overhead_s, 0.0)
         self.probes.stop()
-        ranked = sorted(self._sites.values(), key=lambda s: s.total_s, reverse=True)
+        ranked = sorted(self.sites, key=lambda s: s.total_s, reverse=True)
         sites: list[CallSite] = []
         for site in ranked:
             costly = (

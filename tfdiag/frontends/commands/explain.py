@@ -62,7 +62,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfdiag.records.stats import no_gc
+    from tfdiag.records.gc_pause import no_gc
 
     # One file read, tables of tuples derived from it and printed: the cyclic collector
     # would only rescan them (0.2 s of a 100k-function .prof).

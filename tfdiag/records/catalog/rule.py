@@ -26,9 +26,9 @@ from typing import Protocol, TypeVar
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import text
+from tfdiag.records.function_stat import builtin_name
 from tfdiag.records.paths import normalize_path
 from tfdiag.records.reading import MAX_RULES_BYTES, parse_json, read_regular
-from tfdiag.records.stats import builtin_name
 
 
 class Category(str, Enum):

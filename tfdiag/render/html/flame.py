@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tfdiag.records.function_stat import FunctionStat, builtin_name
 from tfdiag.records.probes import SamplingRecord
-from tfdiag.records.stats import FunctionStat, ProfileStats, builtin_name
+from tfdiag.records.stats import ProfileStats
 
 #: A node under this share of the root's time is left out (its parent's bar shows it).
 MIN_SHARE = 0.002
