@@ -83,6 +83,79 @@ def test_max_traces_lets_the_blocks_own_error_through_and_detaches() -> None:
     assert getattr(module, traces._TARGET) is original
 
 
+def test_max_traces_tells_long_lived_functions_of_one_source_apart() -> None:
+    """Two models' ``predict_on_batch`` and two ``tf.Module`` s: one source each, two
+    ``tf.function`` objects traced once each (issue 32.7: failed as "a new tf.function is
+    made for every call"). A model built for every call is still caught."""
+    import keras
+    import tensorflow as tf
+
+    def model() -> keras.Model:
+        return keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+
+    class Half(tf.Module):
+        @tf.function
+        def __call__(self, x):
+            return x * 2.0
+
+    x = tf.ones((3, 4))
+    first, second = model(), model()
+    generator, discriminator = Half(), Half()
+    with tfdiag.max_traces(1):
+        for _ in range(3):
+            first.predict_on_batch(x)
+            second.predict_on_batch(x)
+            discriminator(generator(x))
+    with pytest.raises(tfdiag.TooManyTraces, match="a new `tf.function` is made for every call"):
+        with tfdiag.max_traces(1):
+            for _ in range(3):
+                model().predict_on_batch(x)
+
+
+def test_max_traces_blocks_overlapping_in_two_threads_count_their_own_traces() -> None:
+    """Issue 32.5: the second block recorded nothing once the first ended, and a wrapper
+    stayed on TensorFlow's tracer."""
+    import threading
+
+    import tensorflow as tf
+
+    from tfdiag.capture import traces
+
+    module = __import__(traces._MODULE, fromlist=["x"])
+    original = getattr(module, traces._TARGET)
+
+    @tf.function
+    def double(i):
+        return i * 2
+
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def first_block() -> None:
+        try:
+            with tfdiag.max_traces(1):
+                a_in.set()
+                b_in.wait(30)
+                for _ in range(3):
+                    double(tf.constant(1))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        a_out.set()
+
+    thread = threading.Thread(target=first_block)
+    thread.start()
+    a_in.wait(30)
+    with pytest.raises(tfdiag.TooManyTraces, match="was traced 3×"):
+        with tfdiag.max_traces(1):
+            b_in.set()
+            a_out.wait(30)
+            for i in range(3):
+                double(i)  # a Python int: a new graph each time
+    thread.join(30)
+    assert errors == []
+    assert getattr(module, traces._TARGET) is original
+
+
 def test_diff_of_the_predict_on_batch_fix(tiny_model_factory, tiny_data, tmp_path: Path) -> None:
     x, _ = tiny_data
     model = tiny_model_factory("keras3")

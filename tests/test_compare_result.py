@@ -230,6 +230,18 @@ def test_output_check() -> None:
     assert output_mismatch({"a": ref}, {"a": ref}, rtol=0, atol=0, against="p")[0] is None
 
 
+def test_outputs_that_are_all_nan_never_agree() -> None:
+    """Issue 32 (also noticed): an all-NaN example 'verified' a fix, NaN equal to NaN. Some
+    NaN where the reference has them, beside finite values that agree, still agrees."""
+    nan = np.full((2, 3), np.nan, dtype="float32")
+    message, diff = output_mismatch(nan, nan.copy(), rtol=1e-3, atol=1e-5, against="the call")
+    assert message is not None and "every output value is NaN" in message and diff is None
+    inf = np.full((2,), np.inf)
+    assert output_mismatch([inf], [inf], rtol=0, atol=0, against="p")[0] is not None
+    partial = np.array([np.nan, 1.0])
+    assert output_mismatch(partial, partial.copy(), rtol=0, atol=0, against="p")[0] is None
+
+
 def test_loss_check() -> None:
     assert loss_problem(0.7, 0.6, loss_rise=0.5) is None
     assert loss_problem(0.7, 0.9, loss_rise=0.5) is None

@@ -68,3 +68,40 @@ def test_run_records_the_compilations_of_a_recompiling_site(
     lead = next(f for f in site.report.findings if f.id == "per-iteration-tracing")
     assert "static_argnums" in lead.fix
     assert "tensorflow" not in sys.modules
+
+
+def test_tfdiag_run_does_not_load_tensorflow_into_a_jax_script(tmp_path: Path) -> None:
+    """A ``KERAS_BACKEND=jax`` script that never loads TensorFlow gets none from ``tfdiag
+    run`` (neither its start-up import nor ``tf_keras``'s). In a process of its own."""
+    import os
+    import subprocess
+
+    seen = tmp_path / "seen.txt"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\nimport keras\nimport numpy as np\n"
+        "model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])\n"
+        "model.predict_on_batch(np.ones((2, 4), 'float32'))\n"
+        f"open({str(seen)!r}, 'w').write(str('tensorflow' in sys.modules))\n"
+    )
+    env = {**os.environ, "KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfdiag",
+            "run",
+            "--format",
+            "json",
+            "--iterations",
+            "3",
+            "--no-tf-profiler",
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert seen.read_text() == "False"

@@ -4,6 +4,7 @@ process has loaded. Never imports TensorFlow (nor JAX, nor Keras)."""
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import platform
 import sys
@@ -195,6 +196,29 @@ def keras_backend() -> str | None:
     except Exception:  # a half-imported Keras must not break the report
         return None
     return name if isinstance(name, str) else None
+
+
+def configured_keras_backend() -> str:
+    """The backend Keras 3 picks when it is imported: the loaded Keras' own when it is, else
+    as Keras reads it (keras/src/backend/config.py): ``KERAS_BACKEND``, else the ``backend``
+    of ``keras.json`` in ``KERAS_HOME`` (or ``~/.keras``, ``/tmp/.keras`` where the home is
+    not writable), else ``tensorflow``. Never imports anything."""
+    loaded = keras_backend()
+    if loaded is not None:
+        return loaded
+    env = os.environ.get("KERAS_BACKEND")
+    if env:
+        return env
+    home = os.environ.get("KERAS_HOME")
+    if home is None:
+        base = os.path.expanduser("~")
+        home = os.path.join(base if os.access(base, os.W_OK) else "/tmp", ".keras")
+    try:
+        with open(os.path.join(os.path.expanduser(home), "keras.json"), encoding="utf-8") as f:
+            backend = json.load(f).get("backend")
+    except (OSError, ValueError, AttributeError):
+        return "tensorflow"
+    return backend if isinstance(backend, str) and backend else "tensorflow"
 
 
 def current_environment() -> Environment:

@@ -49,12 +49,22 @@ class JaxTrace:
         return cls(jax.profiler)
 
     def begin(self) -> None:
-        """Make the logdir and start the trace (inside the block that calls :meth:`abort`).
+        """Make the logdir and start the trace (inside the block that calls :meth:`abort`);
+        whatever stops it once the folder's name is chosen removes the folder (as
+        :meth:`tfdiag.capture.tfprofiler.TfTrace.begin`).
 
         Raises:
             ProbeError: another trace is running, or the folder cannot be made.
         """
         self.logdir = Path(tempfile.gettempdir(), f"tfdiag-jaxtrace-{secrets.token_hex(6)}")
+        try:
+            self._start()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _start(self) -> None:
+        assert self.logdir is not None
         try:
             self.logdir.mkdir(mode=0o700)
         except OSError as exc:
@@ -69,7 +79,6 @@ class JaxTrace:
                 self.profiler.start_trace(str(self.logdir), profiler_options=options)
         except Exception as exc:
             self.running = False
-            self.cleanup()
             busy = "already" in str(exc).lower()
             raise ProbeError(
                 "another JAX profiler trace is running in this process (yours?): it was left "
@@ -77,9 +86,6 @@ class JaxTrace:
                 if busy
                 else f"the JAX profiler did not start ({type(exc).__name__}: {exc})"
             ) from None
-        except BaseException:
-            self.abort()
-            raise
 
     def step(self, i: int) -> AbstractContextManager[Any]:
         return self.profiler.StepTraceAnnotation(STEP_NAME, step_num=i)  # type: ignore[no-any-return]
@@ -96,18 +102,25 @@ class JaxTrace:
             with quiet():
                 self.profiler.stop_trace()
         except Exception as exc:
+            self.cleanup()  # a trace that was not written is never read
             raise ProbeError(f"the JAX profiler could not write its trace ({exc})") from None
+        except BaseException:
+            self.cleanup()
+            raise
         return clock() - t0
 
     def abort(self) -> None:
-        if self.running:
-            self.running = False
-            try:
-                with quiet():
-                    self.profiler.stop_trace()
-            except Exception:  # never mask the user's exception
-                pass
-        self.cleanup()
+        """Stop a trace still running and remove the folder (even on a second Ctrl-C)."""
+        try:
+            if self.running:
+                self.running = False
+                try:
+                    with quiet():
+                        self.profiler.stop_trace()
+                except Exception:  # never mask the user's exception
+                    pass
+        finally:
+            self.cleanup()
 
     def cleanup(self) -> None:
         if self.logdir is not None:

@@ -110,8 +110,9 @@ class TfTrace:
 
     def begin(self) -> None:
         """Make the logdir and start the session. Call it inside the block that calls
-        :meth:`abort`: from the moment the folder's name is known (before it is made) and
-        the session is started, ``abort()`` stops and removes whatever exists.
+        :meth:`abort`. Whatever stops it once the folder's name is chosen (a failed start,
+        a Ctrl-C as the folder is made, as the options are built, as the profiler starts,
+        or a second one as it is stopped again) removes the folder before it propagates.
 
         Raises:
             ProbeError: another profiler session is running, or the profiler does not start
@@ -119,6 +120,14 @@ class TfTrace:
         """
         tf = self.tf
         self.logdir = Path(tempfile.gettempdir(), f"tfdiag-trace-{secrets.token_hex(6)}")
+        try:
+            self._start(tf)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _start(self, tf: Any) -> None:
+        assert self.logdir is not None
         try:
             self.logdir.mkdir(mode=0o700)
         except OSError as exc:
@@ -133,20 +142,15 @@ class TfTrace:
                 tf.profiler.experimental.start(str(self.logdir), options=options)
         except tf.errors.AlreadyExistsError:
             self.running = False  # someone else's session: never stopped by us
-            self.cleanup()
             raise ProbeError(
                 "another TF profiler session is running in this process (yours?): it was left "
                 "running and the TF profiler pass skipped"
             ) from None
         except Exception as exc:
             self.running = False
-            self.cleanup()
             raise ProbeError(
                 f"the TF profiler did not start ({type(exc).__name__}: {exc})"
             ) from None
-        except BaseException:
-            self.abort()
-            raise
 
     def step(self, i: int) -> AbstractContextManager[Any]:
         return self.tf.profiler.experimental.Trace(STEP_NAME, step_num=i, _r=1)  # type: ignore[no-any-return]
@@ -163,14 +167,22 @@ class TfTrace:
             with quiet():
                 self.tf.profiler.experimental.stop()
         except Exception as exc:
+            self.cleanup()  # a trace that was not written is never read
             raise ProbeError(f"the TF profiler could not write its trace ({exc})") from None
+        except BaseException:
+            self.cleanup()  # a Ctrl-C as it writes: never read either
+            raise
         return clock() - t0
 
     def abort(self) -> None:
-        if self.running:
-            self.running = False
-            _stop_quietly(self.tf)
-        self.cleanup()
+        """Stop a session still running and remove the folder, even when a second Ctrl-C
+        lands as the session stops."""
+        try:
+            if self.running:
+                self.running = False
+                _stop_quietly(self.tf)
+        finally:
+            self.cleanup()
 
     def cleanup(self) -> None:
         if self.logdir is not None:
@@ -332,16 +344,13 @@ def traced_pass(
     """
     from tfdiag.capture.sampling import _calls
 
-    trace = TfTrace.start()
+    trace = TfTrace.create()
     times: list[float] = []
-    try:
+    try:  # from the folder's making to the trace's reading, whatever stops it removes it
+        trace.begin()
         _calls(fn, args, kwargs, n, times, clock, step=trace.step)
+        export_s = trace.stop(clock)
+        return trace.read(times, export_s)
     except BaseException:
         trace.abort()
         raise
-    try:
-        export_s = trace.stop(clock)
-    except ProbeError:
-        trace.cleanup()
-        raise
-    return trace.read(times, export_s)

@@ -2,35 +2,48 @@
 argument types it was traced for.
 
 TensorFlow builds every ``tf.function`` graph (the user's, Keras's, tf.data's) in
-``tracing_compilation._create_concrete_function``; while the recorder is on, that one
-private function is wrapped and each call notes the traced Python function and its
-parameters' trace types (``TensorSpec(shape=(8, 4), ...)``, ``Literal[3]``). It costs
-nothing per call of a graph that is already traced. TensorFlow is never imported
+``tracing_compilation._create_concrete_function``; while the recorder is on, it listens on
+the process' one hook there (:mod:`tfdiag.capture.tracer_hook`: the traces of its own thread
+only) and notes each traced Python function, its parameters' trace types
+(``TensorSpec(shape=(8, 4), ...)``, ``Literal[3]``) and which ``tf.function`` object traced
+it (a number per object, by the object itself: two models' ``predict_on_batch`` are two).
+It costs nothing per call of a graph that is already traced. TensorFlow is never imported
 here: when the caller has not imported it, or its internals moved, nothing is recorded.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import inspect
 import re
-import sys
+import threading
+import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from tfdiag.capture import tracer_hook
 from tfdiag.records.traces import MAX_TRACES, TraceEvent
 
-_MODULE = "tensorflow.python.eager.polymorphic_function.tracing_compilation"
-_TARGET = "_create_concrete_function"
+_MODULE = tracer_hook.MODULE
+_TARGET = tracer_hook.TARGET
 #: TensorFlow's suffix for another op of the same name in one scope (``mul_12``).
 _NUMBERED = re.compile(r"_\d+$")
 #: Longest parameter type kept (a nested structure's repr can be long).
 _MAX_TYPE = 160
 
 
-def _describe(tracing_options: Any, function_type: Any, call: int) -> TraceEvent:
+def _function_object(tracing_options: Any) -> Any:
+    """What stands for the ``tf.function`` object that traces: its captures container (one
+    per ``Function``, shared by its variable-creating and later traces, and freed with it),
+    else the traced Python callable."""
+    captures = getattr(tracing_options, "function_captures", None)
+    return captures if captures is not None else getattr(tracing_options, "python_function", None)
+
+
+def _describe(tracing_options: Any, function_type: Any, call: int, function_id: int) -> TraceEvent:
     fn = getattr(tracing_options, "python_function", None)
     original = inspect.unwrap(fn) if callable(fn) else fn
     code = getattr(original, "__code__", None)
@@ -45,7 +58,7 @@ def _describe(tracing_options: Any, function_type: Any, call: int) -> TraceEvent
         line=code.co_firstlineno if code is not None else 0,
         name=str(getattr(tracing_options, "name", "")),
         params=tuple(params),
-        function_id=id(fn) if fn is not None else 0,
+        function_id=function_id,
     )
 
 
@@ -59,6 +72,10 @@ class TraceRecorder:
         self.events: list[TraceEvent] = []
         self.call = 0
         self.dropped = 0
+        #: Each ``tf.function`` object seen: ``id`` -> (a weak reference, its number).
+        self._objects: dict[int, tuple[Callable[[], Any], int]] = {}
+        self._seen = 0
+        self._lock = threading.Lock()  # a copied context may trace in another thread
 
     @staticmethod
     def applies(backend: str | None) -> bool:
@@ -80,15 +97,40 @@ class TraceRecorder:
 
     def note(self, tracing_options: Any, function_type: Any) -> int | None:
         """Record one trace; its index in :attr:`events` (None when not recorded)."""
-        if len(self.events) >= MAX_TRACES:
-            self.dropped += 1
-            return None
+        with self._lock:
+            if len(self.events) >= MAX_TRACES:
+                self.dropped += 1
+                return None
+            try:
+                number = self._number(_function_object(tracing_options))
+                self.events.append(_describe(tracing_options, function_type, self.call, number))
+            except Exception:  # a record, never a reason for the user's call to fail
+                self.dropped += 1
+                return None
+            return len(self.events) - 1
+
+    def _number(self, obj: Any) -> int:
+        """The object's number: the same for the same object, another for another (an id
+        reused by a later object after the first was freed is another object)."""
+        if obj is None:
+            return 0
+        known = self._objects.get(id(obj))
+        if known is not None and known[0]() is obj:
+            return known[1]
         try:
-            self.events.append(_describe(tracing_options, function_type, self.call))
-        except Exception:  # a record, never a reason for the user's call to fail
-            self.dropped += 1
-            return None
-        return len(self.events) - 1
+            ref: Callable[[], Any] = weakref.ref(obj)
+        except TypeError:  # cannot be watched: counted as freed
+            ref = _gone
+        self._seen += 1
+        self._objects[id(obj)] = (ref, self._seen)
+        return self._seen
+
+    def alive(self) -> set[int]:
+        """The numbers of the ``tf.function`` objects still alive (after a collection: a
+        function made for one call and dropped is freed)."""
+        gc.collect()
+        with self._lock:
+            return {n for ref, n in self._objects.values() if ref() is not None}
 
     def count_ops(self, index: int | None, func_graph: Any) -> None:
         """Note how many ops the traced graph ended with."""
@@ -100,28 +142,16 @@ class TraceRecorder:
             return
         same = Counter(_NUMBERED.sub("", name) for name in names)
         repeats = max(same.values(), default=0)
-        self.events[index] = dataclasses.replace(
-            self.events[index], ops=len(names), repeats=repeats
-        )
+        with self._lock:
+            self.events[index] = dataclasses.replace(
+                self.events[index], ops=len(names), repeats=repeats
+            )
 
 
-@contextmanager
-def recording(recorder: TraceRecorder) -> Iterator[bool]:
-    """Wrap TensorFlow's tracer while the block runs; yields whether it could."""
-    module = sys.modules.get(_MODULE)
-    original: Callable[..., Any] | None = getattr(module, _TARGET, None)
-    if module is None or original is None:
-        yield False
-        return
+def _gone() -> None:
+    return None
 
-    def traced(function_type: Any, type_context: Any, func_graph: Any, tracing_options: Any) -> Any:
-        index = recorder.note(tracing_options, function_type)
-        out = original(function_type, type_context, func_graph, tracing_options)
-        recorder.count_ops(index, func_graph)
-        return out
 
-    setattr(module, _TARGET, traced)
-    try:
-        yield True
-    finally:
-        setattr(module, _TARGET, original)
+def recording(recorder: TraceRecorder) -> AbstractContextManager[bool]:
+    """The recorder hears this thread's traces while the block runs; yields whether it could."""
+    return tracer_hook.listen(recorder)

@@ -1,6 +1,7 @@
 """Is a method's result the same as the baseline's? Plain NumPy, no TensorFlow.
 
-Inference methods are checked output against output (``np.allclose`` semantics);
+Inference methods are checked output against output (``np.allclose`` semantics; outputs
+that hold no finite value at all never agree: NaN equal to NaN shows nothing);
 training methods by their loss on the same data before and after they ran
 (finite, and not risen beyond ``loss_rise``).
 """
@@ -36,6 +37,7 @@ def output_mismatch(
     if len(outs) != len(refs):
         return f"returns {len(outs)} outputs, {against} returns {len(refs)}", None
     worst = 0.0
+    values = finite_values = 0
     for out, ref in zip(outs, refs):
         if out.shape != ref.shape:
             return f"output shape {out.shape} differs from {against}'s {ref.shape}", None
@@ -45,11 +47,17 @@ def output_mismatch(
         if not np.array_equal(np.isfinite(a), np.isfinite(b)):
             return f"non-finite outputs where {against}'s are finite (or the reverse)", None
         finite = np.isfinite(b)
+        values, finite_values = values + finite.size, finite_values + int(finite.sum())
         diff = np.abs(a[finite] - b[finite])
         worst = max(worst, float(diff.max()) if diff.size else 0.0)
         if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
             message = f"outputs differ from {against}: max |Δ| {worst:.3g}"
             return f"{message} (rtol {rtol:g}, atol {atol:g})", worst
+    if values and not finite_values:  # NaN where NaN is, and nothing else: nothing compared
+        return (
+            f"every output value is NaN or infinite, here as in {against}: nothing shows "
+            "the outputs agree (check the model or the example)"
+        ), None
     return None, worst
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -89,14 +90,39 @@ class Subject:
         return float(logs["loss"])
 
 
+#: The threads copying a model now (thread id: depth), and the lazy module's own class
+#: while it is swapped, under :data:`_GUARD_LOCK`.
+_COPYING: dict[int, int] = {}
+_SWAPPED: list[tuple[Any, type]] = []
+_GUARD_LOCK = threading.Lock()
+
+
+def _answers_no_here(cls: type) -> type:
+    """A subclass of Keras' lazy module class whose ``available`` is False in the threads
+    that copy a model (while TensorFlow is not loaded) and Keras' own answer in every other."""
+
+    class NotInTheCopy(cls):  # type: ignore[misc]
+        @property
+        def available(self) -> bool:
+            if threading.get_ident() in _COPYING and "tensorflow" not in sys.modules:
+                return False
+            return super().available  # type: ignore[no-any-return]
+
+    NotInTheCopy.__name__ = NotInTheCopy.__qualname__ = cls.__name__
+    return NotInTheCopy
+
+
 @contextmanager
 def serializing_without_tensorflow() -> Iterator[None]:
     """Keras 3 serialization (``get_config``, hence ``clone_model``, ``get_compile_config``)
     asks ``tf.available`` before each ``isinstance(obj, tf.TensorShape)`` and so imports
     TensorFlow when it is installed (keras/src/saving/serialization_lib.py, Keras 3.15). While
     TensorFlow is not loaded no object can be one of its types, so the answer is "no" without
-    importing it: Keras' lazy module is told so for the copy and put back as it was after.
-    With TensorFlow loaded (Keras on TensorFlow, a tf.data program) nothing changes."""
+    importing it — in this thread only: Keras' cached answer (``_available``) is never set,
+    and every other thread (one building a ``keras.layers.Hashing``, which needs TensorFlow)
+    gets Keras' own answer. The lazy module's class is a subclass that asks which thread
+    reads it while some thread copies, and is put back when the last copy ends. With
+    TensorFlow loaded, or Keras' answer already known, nothing changes."""
     lazy = None
     if "tensorflow" not in sys.modules:
         utils = sys.modules.get("keras.src.utils.module_utils")
@@ -106,11 +132,22 @@ def serializing_without_tensorflow() -> Iterator[None]:
     if lazy is None:
         yield
         return
-    lazy._available = False
+    me = threading.get_ident()
+    with _GUARD_LOCK:
+        if not any(obj is lazy for obj, _ in _SWAPPED):
+            _SWAPPED.append((lazy, type(lazy)))
+            lazy.__class__ = _answers_no_here(type(lazy))
+        _COPYING[me] = _COPYING.get(me, 0) + 1
     try:
         yield
     finally:
-        lazy._available = None
+        with _GUARD_LOCK:
+            _COPYING[me] -= 1
+            if not _COPYING[me]:
+                del _COPYING[me]
+            while not _COPYING and _SWAPPED:
+                obj, cls = _SWAPPED.pop()
+                obj.__class__ = cls
 
 
 # -- data helpers ---------------------------------------------------------------------

@@ -28,7 +28,8 @@ class TraceEvent:
         name: the ``tf.function``'s name (``Dataset_map_lambda`` for tf.data functions).
         params: ``(parameter, type)`` as TensorFlow saw them: ``TensorSpec(shape=(8, 4), ...)``
             for a tensor, ``Literal[3]`` for a Python value.
-        function_id: an id of the ``tf.function`` object (equal ids: the same object).
+        function_id: a number for the ``tf.function`` object, the same for each of its traces
+            in one recording, another for another object (0: not known).
         ops: how many ops the traced graph holds (0: not known).
         repeats: the most ops that share one name but for TensorFlow's ``_N`` suffix
             (``mul``, ``mul_1``, … ``mul_239``): a Python loop unrolled into the graph.

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tfdiag.capture.environment import configured_keras_backend
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.script_lines import ScriptSampler
 from tfdiag.records.clock import Clock
@@ -35,10 +36,15 @@ METHODS = ("predict", "fit", "evaluate", "train_on_batch", "test_on_batch", "pre
 
 
 def model_classes() -> list[type]:
-    """``keras.Model`` and ``tf_keras.Model``, whichever are installed (imports them)."""
+    """``keras.Model`` and ``tf_keras.Model``, whichever are installed (imports them).
+    ``tf_keras`` loads TensorFlow: on another Keras backend (``KERAS_BACKEND=jax``) it is
+    left out unless the program has loaded TensorFlow already."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     found = []
-    for name in ("keras", "tf_keras"):
+    names = ["keras", "tf_keras"]
+    if configured_keras_backend() != "tensorflow" and "tensorflow" not in sys.modules:
+        names.remove("tf_keras")
+    for name in names:
         if importlib.util.find_spec(name) is not None:
             found.append(importlib.import_module(name).Model)
     if not found:

@@ -60,6 +60,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tfdiag.capture.environment import configured_keras_backend
     from tfdiag.capture.native_log import import_tensorflow
     from tfdiag.records.files import check_targets
     from tfdiag.script.instrument import run_script
@@ -68,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out).absolute() if args.out else None
     if out is not None:  # before the script runs, not after an hour of it
         check_targets([out], overwrite=args.force)
-    if Path(args.script).is_file():  # else run_script says so at once
-        import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
+    # TensorFlow's start-up log lines kept (capture/native_log.py), unless Keras runs on
+    # another backend: a JAX script that never loads TensorFlow must not get it from tfdiag
+    if Path(args.script).is_file() and configured_keras_backend() == "tensorflow":
+        import_tensorflow()  # else run_script says so at once
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None
     with contextlib.ExitStack() as stack:
