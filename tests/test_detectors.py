@@ -1275,6 +1275,20 @@ def test_a_checkpoint_the_profile_cannot_name_is_named_by_its_settings() -> None
     assert "ModelCheckpoint" not in lead.fix
 
 
+def test_hook_dispatch_with_no_callback_behind_it_names_no_callback() -> None:
+    """The hooks' own code is the cost and the heaviest Keras callback holds a sliver of it
+    (its base class's empty hooks): no callback is blamed; the fix is steps_per_execution."""
+    sliver = Node(KERAS + "callbacks/callback.py", "Callback.on_train_batch_end", 1e-4, 4 * N)
+    dispatch = Node(CALLBACK_LIST, "CallbackList._call_batch_hook", 0.3 * N, 4 * N, [sliver])
+    lead = _lead(_fit_with_callback(dispatch), "callback-overhead")
+    assert lead.fix.startswith("No callback's own code is the cost")
+    assert "steps_per_execution" in lead.fix and "`Callback`" not in lead.fix
+    # the same dispatch beside a checkpoint saving every 5 batches: its settings name it
+    saving = (("callbacks", "ModelCheckpoint"), ("callback.ModelCheckpoint.save_freq", "5"))
+    lead = _lead(_fit_with_callback(dispatch, facts=saving), "callback-overhead")
+    assert lead.fix.startswith("`ModelCheckpoint(save_freq=5)` writes the model")
+
+
 @pytest.mark.parametrize("method", ["evaluate", "predict"])
 def test_a_keras_call_inside_a_users_callback_gets_the_on_batch_fix(method: str) -> None:
     # The callback calls model.evaluate every few batches (through Keras' traceback filter):

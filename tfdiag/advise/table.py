@@ -412,13 +412,18 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "keras": "`{callback}` does per-batch work: set it to work once per epoch "
             "(its `*_freq` argument), drop it if you don't need it, or raise "
             "`steps_per_execution` in `compile()` so callbacks run once per several batches.",
+            "dispatch": "No callback's own code is the cost: it is Keras calling every "
+            "callback's batch hooks on every batch. Raise `steps_per_execution` in `compile()` "
+            "so the hooks run once per several batches.",
             "other": "Pass `verbose=0` (or `verbose=2`), drop callbacks you don't need, move "
             "per-batch work to `on_epoch_end`, and raise `steps_per_execution` in `compile()` so "
             "callbacks run once per several batches.",
         },
-        thresholds={"min_share": 0.05},
+        thresholds={"min_share": 0.05, "min_named_part": 0.25},
         when="everything run by Keras' callback hooks (the user's own callbacks included) and "
-        "the progress bar ≥ `min_share` of steady state",
+        "the progress bar ≥ `min_share` of steady state; when the work below the hooks is < "
+        "`min_named_part` of that and the heaviest Keras callback's own code < `min_named_part` "
+        "of the hooks' own, the cost is Keras dispatching the hooks (no callback named)",
     ),
     FindingSpec(
         "compute-bound",
