@@ -366,3 +366,34 @@ def test_run_sees_a_model_rebuilt_or_recompiled_between_a_sites_calls(
     }
     rebuilt = rebuilt_between_calls(site.report)
     assert (rebuilt.kind if rebuilt is not None else None) == kind
+
+
+ONLINE_LOOP = """
+import numpy as np
+import keras
+
+rng = np.random.default_rng(0)
+model = keras.Sequential(
+    [keras.Input((8,)), keras.layers.Dense(32, activation="relu"), keras.layers.Dense(2)]
+)
+model.compile("adam", "mse")
+for step in range(40):
+    x = rng.standard_normal((32, 8)).astype("float32")
+    y = rng.standard_normal((32, 2)).astype("float32")
+    model.train_on_batch(x, y)
+    q = model.predict(x[:4], verbose=0)
+"""
+
+
+@pytest.mark.tf
+def test_a_sites_trace_holds_only_its_own_calls(tmp_path: Path) -> None:
+    """An online loop alternating train_on_batch and predict on NumPy slices: the pipelines
+    each predict builds ran while train_on_batch's trace was open between its calls, which
+    made train_on_batch input-bound (91 %); its trace now ends at the other site's call."""
+    result = run_script(write(tmp_path, "online.py", ONLINE_LOOP), iterations=3)
+    sites = {s.method: s for s in result.sites}
+    train = sites["train_on_batch"].report
+    assert train is not None
+    assert train.probes is not None and train.probes.tf_profile is not None  # it was traced
+    assert "input-bound" not in [f.id for f in train.findings], train.findings
+    assert sites["predict"].report.findings[0].id == "per-call-input-pipeline"

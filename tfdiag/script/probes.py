@@ -93,16 +93,22 @@ class ScriptProbes:
 
     # -- around one call -------------------------------------------------------------
 
-    def plain(self, site: SiteProbes) -> bool:
-        """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
-        (else its Python callbacks are recorded)."""
+    def entering(self, site: SiteProbes) -> None:
+        """A call of ``site`` starts (profiled or not). A trace holds only its own site's
+        calls: when another site's block is open between two of its calls, the trace of
+        those calls is written now, so this call's ops (the pipelines a ``predict`` builds,
+        its threads) are never read as the other site's. A call made inside the traced
+        call (a callback's ``predict`` in a ``fit``) is part of it: the block stays open."""
         owner = self._block_owner
-        if owner is not None and owner is not site and site.calls > owner.calls:
-            # a busier site than the one being traced: it takes over the profiler
-            assert owner.block is not None
+        if owner is not None and owner is not site and owner.block is not None:
             owner.block.close()
             if owner.block.done:
                 self._block_owner = None
+
+    def plain(self, site: SiteProbes) -> bool:
+        """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
+        (else its Python callbacks are recorded)."""
+        self.entering(site)
         if self.tf_profiler and site.block is None and self._block_owner is None:
             if self._blocks < MAX_TRACED_SITES and self.steps > 0:
                 site.block = TracedBlock(limit=self.steps, clock=self.clock)

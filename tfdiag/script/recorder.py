@@ -113,9 +113,10 @@ class Recorder:
             site = self.sites.at(sys._getframe(2), method, model, args, kwargs, described, owner)
             with self._lock:
                 site.note_model(model)
-            session = self._session_for(site)  # with the profiler lock held
             probes = site.probes
             assert probes is not None
+            self.probes.entering(probes)  # another site's open trace ends before this call
+            session = self._session_for(site)  # with the profiler lock held
             probes.calls = site.calls
             traced = False
             if session is not None:
