@@ -252,3 +252,16 @@ def test_apply_refuses_a_path_outside_the_tree_and_a_patch_that_does_not_compile
     with pytest.raises(InputError, match="does not compile"):
         write(broken, tmp_path)
     assert (tmp_path / "train.py").read_text() == e.before
+
+
+def test_a_report_loads_libcst_only_when_it_proposes() -> None:
+    """``tfdiag.results`` holds proposals; the syntax-tree library is the proposer's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tfdiag.results.report, tfdiag.results.script, tfdiag.fix.patch\n"
+        "print(sorted(m for m in ('libcst', 'tensorflow', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

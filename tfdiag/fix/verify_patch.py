@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfdiag.fix.edits.base import Edit
+from tfdiag.fix.outcome import Edit
 from tfdiag.fix.source import SKIPPED_DIRS
 from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import median
