@@ -198,6 +198,77 @@ def test_a_decorated_step_run_eagerly_loses_the_switch_instead(tmp_path: Path) -
     assert _changed(_edit(tmp_path, code, t)) == ["-", "-tf.config.run_functions_eagerly(True)"]
 
 
+RETRACE = """\
+import tensorflow as tf
+
+
+@tf.function
+def step(x, scale):
+    return tf.reduce_sum(x * scale)
+
+
+for i in range(40):
+    total = step(x, i / 10)  # a new Python float every call
+"""
+#: The evidence line the retracing finding carries (tfdiag.advise.tracing).
+TRACED = (
+    "`step` (train.py:4) was traced 10× in the steady calls; argument `scale` is a Python "
+    "value that changes: 0.1, 0.2, 0.3, 0.4, … — each new value is traced into a new graph"
+)
+
+
+def _retrace(line: int = 10) -> Target:
+    return Target(
+        "per-iteration-tracing",
+        "per-iteration-tracing:python-value@line",
+        line=line,
+        evidence=("graph building self time: 44 %", TRACED),
+    )
+
+
+def test_a_python_scalar_is_passed_as_a_tensor_keeping_the_comment(tmp_path: Path) -> None:
+    assert _changed(_edit(tmp_path, RETRACE, _retrace())) == [
+        "-    total = step(x, i / 10)  # a new Python float every call",
+        "+    total = step(x, tf.constant(i / 10))  # a new Python float every call",
+    ]
+
+
+def test_the_call_is_found_from_the_definition_when_the_line_is_inside_it(
+    tmp_path: Path,
+) -> None:
+    """The finding's line can be inside the traced function (autograph's copy of it): the
+    call of the function the record names is edited, here by keyword."""
+    code = RETRACE.replace("step(x, i / 10)", "step(x,\n        scale=i / 10)")
+    e = _edit(tmp_path, code, _retrace(line=6))
+    assert _changed(e) == [
+        "-        scale=i / 10)  # a new Python float every call",
+        "+        scale=tf.constant(i / 10))  # a new Python float every call",
+    ]
+    assert isinstance(e, Edit) and e.line == 10
+
+
+def test_a_parameter_used_as_a_python_value_is_not_made_a_tensor(tmp_path: Path) -> None:
+    """``range(n)`` of a tensor is a graph loop: not the program the user wrote."""
+    code = RETRACE.replace(
+        "return tf.reduce_sum(x * scale)", "for _ in range(scale):\n        x = x * 2\n    return x"
+    )
+    e = _edit(tmp_path, code, _retrace())
+    assert isinstance(e, NoEdit) and "uses `scale` as a Python value (`range(...)`)" in e.reason
+
+
+def test_two_calls_passing_the_value_are_not_guessed_between(tmp_path: Path) -> None:
+    code = RETRACE + "    step(x, i * 2)\n"
+    e = _edit(tmp_path, code, _retrace(line=6))
+    assert isinstance(e, NoEdit) and "from 2 calls (train.py:10, train.py:11)" in e.reason
+
+
+def test_an_argument_passed_a_literal_or_a_tensor_already_is_not_wrapped(tmp_path: Path) -> None:
+    e = _edit(tmp_path, RETRACE.replace("i / 10", "0.5"), _retrace())
+    assert isinstance(e, NoEdit) and "passes `scale` a changing value" in e.reason
+    e = _edit(tmp_path, RETRACE.replace("i / 10", "tf.constant(i / 10)"), _retrace())
+    assert isinstance(e, NoEdit) and "a tensor already" in e.reason
+
+
 def test_a_remedy_no_kind_answers_has_no_edit_kind() -> None:
     assert kind_for("summary") is None and kind_for(None) is None
 

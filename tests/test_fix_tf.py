@@ -97,6 +97,20 @@ def test_run_eagerly_is_removed_verified_and_applied(tmp_path: Path) -> None:
     print([(q["kind"], q["verified"]["figures"]) for q in offered])
 
 
+def test_a_python_scalar_to_a_retracing_function_becomes_a_tensor(tmp_path: Path) -> None:
+    proc, doc = _fix(tmp_path, "retrace_scalar.py", "--apply")
+    assert proc.returncode == 0, proc.stderr
+    p = _offered(doc, "tf-constant")
+    v = p["verified"]
+    # one trace per call against one graph for all: the calls' own times, one run each
+    assert v["scope"] == "per call" and v["ratio"] > 3, v
+    assert v["outputs"] == "outputs match"
+    assert p["location"] == "retrace_scalar.py:14", p  # the call, not autograph's copy
+    assert "+    total += float(step(x, tf.constant(i / 10)))  # a new Python float" in p["patch"]
+    text = _applied(tmp_path, "retrace_scalar.py", proc)
+    assert "step(x, tf.constant(i / 10))" in text
+
+
 def test_a_healthy_program_has_nothing_to_fix(tmp_path: Path) -> None:
     shutil.copy(DATA / "healthy.py", tmp_path / "healthy.py")
     proc = subprocess.run(

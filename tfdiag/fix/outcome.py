@@ -16,7 +16,8 @@ class Target:
 
     ``file`` is an absolute path ("" when the finding names no line: a debugging switch
     the record shows on but could not place); ``remedy`` is the finding's remedy key
-    (``construct:tf.function``, ``debug-switch:run-eagerly``).
+    (``construct:tf.function``, ``debug-switch:run-eagerly``); ``evidence`` its evidence
+    lines, read as data (the retraced function and argument they name).
     """
 
     finding: str
@@ -27,6 +28,7 @@ class Target:
     api: str = ""
     function: str = ""
     function_line: int = 0
+    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
