@@ -269,6 +269,66 @@ def test_an_argument_passed_a_literal_or_a_tensor_already_is_not_wrapped(tmp_pat
     assert isinstance(e, NoEdit) and "a tensor already" in e.reason
 
 
+PIPELINE = """\
+import tensorflow as tf
+
+ds = tf.data.Dataset.from_tensor_slices((x, y))  # rows
+ds = ds.map(augment).batch(64)
+ds = ds.map(
+    normalize,
+)
+model.fit(ds, epochs=4, verbose=0)
+"""
+
+
+def _input_bound(line: int = 8, variant: str = "map-before-batch") -> Target:
+    return Target("input-bound", f"input-bound:{variant}", line=line)
+
+
+def test_a_dataset_chain_gets_parallel_maps_and_a_prefetch_keeping_its_layout(
+    tmp_path: Path,
+) -> None:
+    e = _edit(tmp_path, PIPELINE, _input_bound())
+    assert isinstance(e, Edit)
+    assert e.after == PIPELINE.replace(
+        "ds.map(augment)", "ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE)"
+    ).replace(
+        "    normalize,\n)",
+        "    normalize,\n    num_parallel_calls=tf.data.AUTOTUNE,\n).prefetch(tf.data.AUTOTUNE)",
+    )
+    assert (e.line, e.new_line) == (8, 9)  # the fit call, a line further down
+    compile(e.after, "train.py", "exec")
+
+
+def test_a_one_line_chain_anchored_at_its_construction(tmp_path: Path) -> None:
+    code = "import tensorflow as tf\n\nds = tf.data.Dataset.range(9).map(f).prefetch(2)  # x\n"
+    e = _edit(tmp_path, code, _input_bound(line=3, variant="other"))
+    assert _changed(e) == [
+        "-ds = tf.data.Dataset.range(9).map(f).prefetch(2)  # x",
+        "+ds = tf.data.Dataset.range(9).map(f, num_parallel_calls=tf.data.AUTOTUNE)"
+        ".prefetch(2)  # x",
+    ]
+
+
+def test_a_parenthesised_chain_gets_its_prefetch_on_its_own_line(tmp_path: Path) -> None:
+    code = (
+        "import tensorflow as tf\n\nds = (\n    tf.data.Dataset.range(9)\n"
+        "    .map(f, num_parallel_calls=4)\n    .batch(3)\n)\nfor b in ds:\n    pass\n"
+    )
+    e = _edit(tmp_path, code, _input_bound(line=8))
+    assert _changed(e) == ["+    .prefetch(tf.data.AUTOTUNE)"]
+
+
+def test_a_dataset_not_built_from_tf_data_here_is_not_edited(tmp_path: Path) -> None:
+    """A dataset from a loader (or a parameter) has its chain elsewhere: not this file's."""
+    code = "import tensorflow as tf\n\nds = load_data(path).map(f)\nmodel.fit(ds)\n"
+    e = _edit(tmp_path, code, _input_bound(line=4))
+    assert isinstance(e, NoEdit) and "made by `load_data(path).map(f)`" in e.reason
+    code = "import tensorflow as tf\n\nds = tf.data.Dataset.range(3).map(f, num_parallel_calls=2)"
+    e = _edit(tmp_path, code + ".prefetch(1)\n", _input_bound(line=3))
+    assert isinstance(e, NoEdit) and "prefetches already" in e.reason
+
+
 def test_a_remedy_no_kind_answers_has_no_edit_kind() -> None:
     assert kind_for("summary") is None and kind_for(None) is None
 
@@ -336,3 +396,12 @@ def test_a_report_loads_libcst_only_when_it_proposes() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_outputs_agree_on_numbers_within_tolerance_and_on_nan() -> None:
+    from tfdiag.fix.verify_patch import same_output
+
+    assert same_output("loss 0.12345\n", "loss 0.12346\n", 1e-3)
+    assert same_output("loss nan\n", "loss nan\n", 1e-3)
+    assert not same_output("loss nan\n", "loss 0.1\n", 1e-3)
+    assert not same_output("loss 0.12\n", "loss 0.13\n", 1e-3)
