@@ -198,6 +198,137 @@ def test_a_decorated_step_run_eagerly_loses_the_switch_instead(tmp_path: Path) -
     assert _changed(_edit(tmp_path, code, t)) == ["-", "-tf.config.run_functions_eagerly(True)"]
 
 
+RETRACE = """\
+import tensorflow as tf
+
+
+@tf.function
+def step(x, scale):
+    return tf.reduce_sum(x * scale)
+
+
+for i in range(40):
+    total = step(x, i / 10)  # a new Python float every call
+"""
+#: The evidence line the retracing finding carries (tfdiag.advise.tracing).
+TRACED = (
+    "`step` (train.py:4) was traced 10× in the steady calls; argument `scale` is a Python "
+    "value that changes: 0.1, 0.2, 0.3, 0.4, … — each new value is traced into a new graph"
+)
+
+
+def _retrace(line: int = 10) -> Target:
+    return Target(
+        "per-iteration-tracing",
+        "per-iteration-tracing:python-value@line",
+        line=line,
+        evidence=("graph building self time: 44 %", TRACED),
+    )
+
+
+def test_a_python_scalar_is_passed_as_a_tensor_keeping_the_comment(tmp_path: Path) -> None:
+    assert _changed(_edit(tmp_path, RETRACE, _retrace())) == [
+        "-    total = step(x, i / 10)  # a new Python float every call",
+        "+    total = step(x, tf.constant(i / 10))  # a new Python float every call",
+    ]
+
+
+def test_the_call_is_found_from_the_definition_when_the_line_is_inside_it(
+    tmp_path: Path,
+) -> None:
+    """The finding's line can be inside the traced function (autograph's copy of it): the
+    call of the function the record names is edited, here by keyword."""
+    code = RETRACE.replace("step(x, i / 10)", "step(x,\n        scale=i / 10)")
+    e = _edit(tmp_path, code, _retrace(line=6))
+    assert _changed(e) == [
+        "-        scale=i / 10)  # a new Python float every call",
+        "+        scale=tf.constant(i / 10))  # a new Python float every call",
+    ]
+    assert isinstance(e, Edit) and e.line == 10
+
+
+def test_a_parameter_used_as_a_python_value_is_not_made_a_tensor(tmp_path: Path) -> None:
+    """``range(n)`` of a tensor is a graph loop: not the program the user wrote."""
+    code = RETRACE.replace(
+        "return tf.reduce_sum(x * scale)", "for _ in range(scale):\n        x = x * 2\n    return x"
+    )
+    e = _edit(tmp_path, code, _retrace())
+    assert isinstance(e, NoEdit) and "uses `scale` as a Python value (`range(...)`)" in e.reason
+
+
+def test_two_calls_passing_the_value_are_not_guessed_between(tmp_path: Path) -> None:
+    code = RETRACE + "    step(x, i * 2)\n"
+    e = _edit(tmp_path, code, _retrace(line=6))
+    assert isinstance(e, NoEdit) and "from 2 calls (train.py:10, train.py:11)" in e.reason
+
+
+def test_an_argument_passed_a_literal_or_a_tensor_already_is_not_wrapped(tmp_path: Path) -> None:
+    e = _edit(tmp_path, RETRACE.replace("i / 10", "0.5"), _retrace())
+    assert isinstance(e, NoEdit) and "passes `scale` a changing value" in e.reason
+    e = _edit(tmp_path, RETRACE.replace("i / 10", "tf.constant(i / 10)"), _retrace())
+    assert isinstance(e, NoEdit) and "a tensor already" in e.reason
+
+
+PIPELINE = """\
+import tensorflow as tf
+
+ds = tf.data.Dataset.from_tensor_slices((x, y))  # rows
+ds = ds.map(augment).batch(64)
+ds = ds.map(
+    normalize,
+)
+model.fit(ds, epochs=4, verbose=0)
+"""
+
+
+def _input_bound(line: int = 8, variant: str = "map-before-batch") -> Target:
+    return Target("input-bound", f"input-bound:{variant}", line=line)
+
+
+def test_a_dataset_chain_gets_parallel_maps_and_a_prefetch_keeping_its_layout(
+    tmp_path: Path,
+) -> None:
+    e = _edit(tmp_path, PIPELINE, _input_bound())
+    assert isinstance(e, Edit)
+    assert e.after == PIPELINE.replace(
+        "ds.map(augment)", "ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE)"
+    ).replace(
+        "    normalize,\n)",
+        "    normalize,\n    num_parallel_calls=tf.data.AUTOTUNE,\n).prefetch(tf.data.AUTOTUNE)",
+    )
+    assert (e.line, e.new_line) == (8, 9)  # the fit call, a line further down
+    compile(e.after, "train.py", "exec")
+
+
+def test_a_one_line_chain_anchored_at_its_construction(tmp_path: Path) -> None:
+    code = "import tensorflow as tf\n\nds = tf.data.Dataset.range(9).map(f).prefetch(2)  # x\n"
+    e = _edit(tmp_path, code, _input_bound(line=3, variant="other"))
+    assert _changed(e) == [
+        "-ds = tf.data.Dataset.range(9).map(f).prefetch(2)  # x",
+        "+ds = tf.data.Dataset.range(9).map(f, num_parallel_calls=tf.data.AUTOTUNE)"
+        ".prefetch(2)  # x",
+    ]
+
+
+def test_a_parenthesised_chain_gets_its_prefetch_on_its_own_line(tmp_path: Path) -> None:
+    code = (
+        "import tensorflow as tf\n\nds = (\n    tf.data.Dataset.range(9)\n"
+        "    .map(f, num_parallel_calls=4)\n    .batch(3)\n)\nfor b in ds:\n    pass\n"
+    )
+    e = _edit(tmp_path, code, _input_bound(line=8))
+    assert _changed(e) == ["+    .prefetch(tf.data.AUTOTUNE)"]
+
+
+def test_a_dataset_not_built_from_tf_data_here_is_not_edited(tmp_path: Path) -> None:
+    """A dataset from a loader (or a parameter) has its chain elsewhere: not this file's."""
+    code = "import tensorflow as tf\n\nds = load_data(path).map(f)\nmodel.fit(ds)\n"
+    e = _edit(tmp_path, code, _input_bound(line=4))
+    assert isinstance(e, NoEdit) and "made by `load_data(path).map(f)`" in e.reason
+    code = "import tensorflow as tf\n\nds = tf.data.Dataset.range(3).map(f, num_parallel_calls=2)"
+    e = _edit(tmp_path, code + ".prefetch(1)\n", _input_bound(line=3))
+    assert isinstance(e, NoEdit) and "prefetches already" in e.reason
+
+
 def test_a_remedy_no_kind_answers_has_no_edit_kind() -> None:
     assert kind_for("summary") is None and kind_for(None) is None
 
@@ -252,3 +383,25 @@ def test_apply_refuses_a_path_outside_the_tree_and_a_patch_that_does_not_compile
     with pytest.raises(InputError, match="does not compile"):
         write(broken, tmp_path)
     assert (tmp_path / "train.py").read_text() == e.before
+
+
+def test_a_report_loads_libcst_only_when_it_proposes() -> None:
+    """``tfdiag.results`` holds proposals; the syntax-tree library is the proposer's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tfdiag.results.report, tfdiag.results.script, tfdiag.fix.patch\n"
+        "print(sorted(m for m in ('libcst', 'tensorflow', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_outputs_agree_on_numbers_within_tolerance_and_on_nan() -> None:
+    from tfdiag.fix.verify_patch import same_output
+
+    assert same_output("loss 0.12345\n", "loss 0.12346\n", 1e-3)
+    assert same_output("loss nan\n", "loss nan\n", 1e-3)
+    assert not same_output("loss nan\n", "loss 0.1\n", 1e-3)
+    assert not same_output("loss 0.12\n", "loss 0.13\n", 1e-3)

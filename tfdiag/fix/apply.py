@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfdiag.fix.edits.base import Edit
+from tfdiag.fix.outcome import Edit
 from tfdiag.fix.source import digest
 from tfdiag.records.errors import InputError
 

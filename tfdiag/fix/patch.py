@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from tfdiag.fix.edits.base import Edit
+from tfdiag.fix.outcome import Edit
 
 if TYPE_CHECKING:
     from tfdiag.fix.verify_patch import Verified

@@ -43,7 +43,7 @@ def _candidates(script: Path, root: Path, findings: Sequence[Finding]) -> tuple[
 def _target(f: Finding, root: Path) -> Target:
     line = f.line
     if line is None or not line.file or not line.line:
-        return Target(f.id, f.remedy or "", api=line.api if line else "")
+        return Target(f.id, f.remedy or "", api=line.api if line else "", evidence=f.evidence)
     return Target(
         f.id,
         f.remedy or "",
@@ -53,6 +53,7 @@ def _target(f: Finding, root: Path) -> Target:
         line.api,
         line.function,
         line.function_line,
+        f.evidence,
     )
 
 
@@ -81,6 +82,9 @@ def propose(findings: Iterable[Finding], script: str | Path) -> tuple[Proposal, 
             continue
         made.add((edit.file, edit.after))
         rel = os.path.relpath(edit.file, root)
-        location = location or f"{Path(edit.file).name}:{edit.line}"
+        if not location or _target(f, root).file != edit.file:
+            # the finding's line is elsewhere (inside the traced function, autograph's copy
+            # of it): the proposal is where the edit is
+            location = f"{rel}:{edit.line}"
         out.append(Proposal(f.id, f.remedy, location, f.fix, kind.name, edit, relpath=rel))
     return tuple(out)

@@ -8,8 +8,10 @@ import fnmatch
 from dataclasses import dataclass
 
 from tfdiag.fix.edits.base import Edit, EditFn, Files, NoEdit, Target
+from tfdiag.fix.edits.constant import tf_constant
 from tfdiag.fix.edits.decorate import tf_function
 from tfdiag.fix.edits.hoist import hoist
+from tfdiag.fix.edits.pipeline import tune_pipeline
 from tfdiag.fix.edits.predict import predict_on_batch
 from tfdiag.fix.edits.switch import remove_switch
 
@@ -49,6 +51,19 @@ EDITS: tuple[EditKind, ...] = (
         ("eager:tf-function-step", "eager:tf-function"),
         tf_function,
         "an eager step → `@tf.function` on the function that holds it",
+    ),
+    EditKind(
+        "tf-constant",
+        ("per-iteration-tracing:python-value", "per-iteration-tracing:python-value@line"),
+        tf_constant,
+        "a Python number passed to a retracing `tf.function` → `tf.constant(...)` at the call",
+    ),
+    EditKind(
+        "tune-pipeline",
+        ("input-bound:map*", "input-bound:other", "input-bound:py-function"),
+        tune_pipeline,
+        "a `tf.data` chain → `num_parallel_calls=tf.data.AUTOTUNE` on its `map`, "
+        "`.prefetch(tf.data.AUTOTUNE)` last",
     ),
 )
 

@@ -4,52 +4,14 @@ and either an edit (the file's new text) or the reason no edit is mechanical."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
 
+from tfdiag.fix.outcome import Edit, NoEdit, Target
 from tfdiag.fix.source import Source
 
-
-@dataclass(frozen=True)
-class Target:
-    """The finding an edit answers and the user's line it names.
-
-    ``file`` is an absolute path ("" when the finding names no line: a debugging switch
-    the record shows on but could not place); ``remedy`` is the finding's remedy key
-    (``construct:tf.function``, ``debug-switch:run-eagerly``).
-    """
-
-    finding: str
-    remedy: str
-    file: str = ""
-    line: int = 0
-    code: str = ""
-    api: str = ""
-    function: str = ""
-    function_line: int = 0
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One file's new text. ``line`` is the line of the original the edit is about and
-    ``new_line`` where that code is in the new text (the site ``tfdiag fix`` times)."""
-
-    kind: str
-    file: str
-    line: int
-    new_line: int
-    before: str
-    after: str
-    summary: str
-
-
-@dataclass(frozen=True)
-class NoEdit:
-    """Why no edit is offered: one sentence the user reads under the finding's advice."""
-
-    reason: str
+__all__ = ["Edit", "EditFn", "Files", "NoEdit", "Target", "edited", "source_for"]
 
 
 class Files:
