@@ -27,3 +27,11 @@ def test_a_users_folder_named_tfdiag_is_still_theirs() -> None:
         assert is_user_code(path), path
         assert normalize_path(path) == path
     assert not is_user_code("/venv/lib/python3.11/site-packages/keras/src/trainer.py")
+
+
+def test_autographs_converted_copy_is_not_the_users_code() -> None:
+    """AutoGraph writes a converted copy of a traced function to a temporary file: a
+    retracing finding anchored there, or a costly line in it, points at code nobody wrote."""
+    assert not is_user_code("/tmp/__autograph_generated_filei1xq2z3c.py")
+    assert not is_user_code("C:\\Temp\\__autograph_generated_file9k.py")
+    assert is_user_code("/tmp/autograph_notes.py")

@@ -45,12 +45,20 @@ def normalize_path(file: str) -> str:
     return p[m.end() :] if m else p
 
 
+#: The name AutoGraph gives the temporary file of a function it converted
+#: (``tensorflow/python/autograph/pyct/loader.py``): code the user never wrote or saw, whose
+#: lines are no place to anchor a finding or propose an edit.
+AUTOGRAPH_PREFIX = "__autograph_generated_file"
+
+
 @lru_cache(maxsize=65536)
 def is_user_code(file: str) -> bool:
     """True for the user's own files: not a builtin, not stdlib, not an installed package."""
     if file == "~" or file.startswith("<"):
         return False
     p = file.replace("\\", "/")
+    if p.rsplit("/", 1)[-1].startswith(AUTOGRAPH_PREFIX):
+        return False  # AutoGraph's converted copy of a function, in a temporary file
     return not (_own_tail(p) is not None or SITE_PACKAGES.match(p) or STDLIB.match(p))
 
 
