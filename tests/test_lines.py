@@ -302,3 +302,19 @@ def test_a_builtin_that_drives_an_iteration_is_transparent() -> None:
     (line,) = _lines(make_report(profile, 4, lines=lines))
     assert line.api != "builtins.sum" and line.nature == "data-read", line
     assert line.function == "count"
+
+
+def test_a_scripts_conclusion_ranks_after_its_fixes() -> None:
+    """A site whose record shows a retrace (a fix) and compute-bound (what is left): by share
+    alone the conclusion led (held-out set D: two retracing scripts were told first that
+    Python-side changes won't help); it ranks after every fix, the fixes by share."""
+    from tfdiag.advise.finding import Finding
+    from tfdiag.advise.script import ScriptFinding, ranked
+
+    def found(fid: str, share: float) -> ScriptFinding:
+        return ScriptFinding(Finding(fid, fid, "high", share, (), ""), None, share)
+
+    order = ranked(
+        [found("compute-bound", 0.8), found("per-iteration-tracing", 0.4), found("x-rule", 0.5)]
+    )
+    assert [sf.finding.id for sf in order] == ["x-rule", "per-iteration-tracing", "compute-bound"]

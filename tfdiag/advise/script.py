@@ -11,6 +11,7 @@ family is the one its API's nature belongs to, and its fix the remedy of that na
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tfdiag.advise.costly import COSTLY_LINE
@@ -96,7 +97,8 @@ def _line_finding(line: UserLine, scene: Scene) -> Finding | None:
 
 
 def script_findings(result: ScriptRecord) -> tuple[ScriptFinding, ...]:
-    """Every finding of the script, the largest share of its wall time first."""
+    """Every finding of the script, the largest share of its wall time first, the
+    conclusions after the fixes."""
     out: list[ScriptFinding] = []
     for site in result.costly():
         assert site.report is not None
@@ -113,5 +115,17 @@ def script_findings(result: ScriptRecord) -> tuple[ScriptFinding, ...]:
         found = _line_finding(line, scene)
         if found is not None:
             out.append(ScriptFinding(found, None, found.impact))
-    kept = [sf for sf in out if sf.share >= MIN_LISTED]
-    return tuple(sorted(kept, key=lambda sf: sf.share, reverse=True))
+    return ranked(sf for sf in out if sf.share >= MIN_LISTED)
+
+
+def ranked(found: Iterable[ScriptFinding]) -> tuple[ScriptFinding, ...]:
+    """The script's order: the largest share first, the conclusions after the fixes."""
+    # A conclusion (what is left after the fixes: the model's own ops) ranks after every
+    # fix, as in a report's own order: its share overlaps theirs (a retrace's time is op
+    # time too), and leading with it told a retracing script that Python won't help.
+    return tuple(sorted(found, key=lambda sf: (_is_conclusion(sf.finding.id), -sf.share)))
+
+
+def _is_conclusion(finding_id: str) -> bool:
+    spec = _spec(finding_id)
+    return spec is not None and spec.tier == "conclusion"

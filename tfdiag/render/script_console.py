@@ -147,7 +147,7 @@ def _findings(result: ScriptRecord) -> list[RenderableType]:
     parts: list[RenderableType] = [
         Text.assemble(
             ("Findings", "bold"),
-            (" — the script's, the largest share of its wall time first", "dim"),
+            (" — the script's, the largest share of its wall time first (conclusions last)", "dim"),
         )
     ]
     for n, sf in enumerate(found, 1):
