@@ -140,6 +140,11 @@ CASES = [
         "eager:numpy-per-item",
         "NumPy",
     ),
+    (
+        line("if probs[i] > THRESHOLD:", "tensor[...]", "eager-op"),
+        "eager:element-numpy",
+        "`probs = probs.numpy()`",
+    ),
 ]
 
 
@@ -262,3 +267,9 @@ def test_apis_are_named_as_the_user_writes_them() -> None:
     found = api_of(SITE + "somelib/tables.py", "Table.__init__")
     assert found is not None and found.nature == "construct" and not found.catalogued
     assert api_of(SITE + "somelib/tables.py", "Table.lookup") is None
+
+
+def test_a_tensor_sliced_by_a_constant_is_not_read_element_by_element() -> None:
+    """`x[:, :4]` is one op on the whole tensor: no element loop to move to NumPy."""
+    found = remedy(line("head = x[:, :4]", "tensor[...]", "eager-op"))
+    assert found is not None and found.key != "eager:element-numpy"

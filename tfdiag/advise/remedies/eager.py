@@ -30,6 +30,21 @@ def _per_item(line: UserLine) -> bool:
     return line.function_calls is not None and line.function_calls >= 8
 
 
+#: The APIs of reading one element of a tensor from Python (an index, a comparison, a
+#: scalar conversion): each read an op and a copy, where NumPy reads memory.
+_ELEMENT_APIS = frozenset({"tensor[...]"})
+_INDEXED = re.compile(r"\b([A-Za-z_]\w*)\s*\[\s*[A-Za-z_]\w*\s*\]")
+
+
+def _element_read(line: UserLine) -> str | None:
+    """The tensor a line reads element by element (``probs`` of ``if probs[i] > t:``):
+    the line's API is tensor indexing and its text indexes a name by a loop variable."""
+    if line.api not in _ELEMENT_APIS:
+        return None
+    m = _INDEXED.search(line.code)
+    return m.group(1) if m else None
+
+
 def eager(line: UserLine, scene: Scene) -> Remedy | None:
     """Ops, a model, a gradient run from Python one at a time, every iteration."""
     if not line.function or line.function == "<module>":
@@ -75,6 +90,15 @@ def eager(line: UserLine, scene: Scene) -> Remedy | None:
             "eager:metric",
             f"Update the metric of {quoted(line)} inside the `tf.function` step, or every N "
             "steps: from Python, each update runs its ops one at a time.",
+        )
+    element = _element_read(line)
+    if element is not None and not jax:
+        return Remedy(
+            "eager:element-numpy",
+            f"Convert `{element}` to NumPy once, before the loop (`{element} = "
+            f"{element}.numpy()`), and read its elements there: {quoted(line)} runs a "
+            "TensorFlow op, and a copy back to Python, for every element it reads; or do the "
+            f"whole loop's test at once (`np.nonzero({element} > …)`).",
         )
     step = next((u for u in scene.lines if u.nature == "graph-call" and not u.entry), None)
     if _per_item(line) and step is not None and not jax:
