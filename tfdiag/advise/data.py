@@ -16,7 +16,7 @@ from tfdiag.analysis.attribute import edge_weights
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category, input_stages
 from tfdiag.records.paths import is_user_code
-from tfdiag.records.probes import InputStage
+from tfdiag.records.probes import InputStage, TfProfile
 from tfdiag.records.report import RunRecord
 
 
@@ -38,6 +38,16 @@ def _slowest(stages: tuple[InputStage, ...]) -> InputStage | None:
         if s.name.rsplit("::", 1)[-1].split("[", 1)[0] not in ("Root", "Prefetch", "Iterator")
     ]
     return max(real, key=lambda s: s.self_s) if real else None
+
+
+def _transform_s(tf: TfProfile) -> float:
+    """tf.data's time per iteration in the stages that do the user's work (a ``map``, a
+    generator, reading files, Python in the pipeline: what ``cache()``, a parallel or
+    vectorised ``map`` removes), not the per-element plumbing (slices, ``shuffle``,
+    ``batch``, ``prefetch``) that any pipeline of that many elements costs."""
+    stages = sum(s.self_s for s in tf.input_stages if _stage(s.name)[0] != "other")
+    funcs = tf.py_funcs.pipeline_s if tf.py_funcs is not None else 0.0
+    return (stages + funcs) / tf.steps if tf.steps else 0.0
 
 
 def _nested_windows(stages: tuple[InputStage, ...]) -> int | None:
@@ -67,8 +77,10 @@ def input_bound(ctx: Context) -> Detection | None:
                 f"TF profiler: each iteration waits {figures.input_wait_s * 1e3:.1f} ms of "
                 f"{figures.wall_s * 1e3:.1f} ms for its input ({pct(wait)})"
             )
-        elif figures.device_s is None and figures.input_s >= figures.wall_s * ctx.threshold(
-            "min_pipeline_work"
+        elif (
+            figures.device_s is None
+            and figures.input_s >= figures.wall_s * ctx.threshold("min_pipeline_work")
+            and _transform_s(tf) >= figures.wall_s * ctx.threshold("min_pipeline_work")
         ):
             # No device: tf.data's threads run on the cores the step's ops need, so a heavy
             # pipeline slows every step without the step waiting for a batch.

@@ -340,7 +340,9 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         thresholds={"min_share": 0.10, "min_elements_per_call": 100, "min_pipeline_work": 0.5},
         when="with the TF profiler: XProf's input time (the step waiting for its next batch) "
         "is ≥ `min_share` of the step, or, with no device, tf.data's ops take ≥ "
-        "`min_pipeline_work` × the step's wall time on the cores the model needs; without it: "
+        "`min_pipeline_work` × the step's wall time on the cores the model needs, and so do "
+        "its stages that do the user's work (a `map`, a generator, file reading, Python: not "
+        "the slicing, `shuffle` and `batch` every pipeline pays); without it: "
         "reading the next batch, or the user's "
         "data code run by Keras, takes ≥ `min_share` of steady state. A user's loop that calls "
         "the iterator's `next()` ≥ `min_elements_per_call` times per call reads element by "
