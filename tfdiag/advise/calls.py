@@ -4,7 +4,7 @@ every call."""
 
 from __future__ import annotations
 
-from tfdiag.advise import remedies
+from tfdiag.advise import remedies, work
 from tfdiag.advise.evidence import (
     graph_calls_per_iteration,
     iterators_per_read,
@@ -190,13 +190,21 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         )
         work_share = min(analysis.of_steady(execute), 1.0)
         basis = "TFE_Py_Execute's time"
-    overhead = max(1.0 - work_share, 0.0)
+    # What the callbacks' hooks run is callback-overhead's (a heavy callback is a cause of
+    # its own, with its own fix), not the fixed cost of a step; tfdiag's own hooks are no one's.
+    callbacks = max(
+        analysis.of_steady(work.under_hooks(report, analysis) - work.own_hooks_s(analysis)), 0.0
+    )
+    overhead = max(1.0 - work_share - callbacks, 0.0)
     if overhead < ctx.threshold("min_overhead_share"):
         return None
     step_s = per_iteration_s / count
+    rest = "the rest is per-step overhead"
+    if callbacks >= 0.05:
+        rest = f"callbacks {pct(callbacks)} (a finding of their own), the rest per-step overhead"
     evidence = [
         f"{count:.0f} {what}, {fmt_s(step_s)} each; the model's own work is "
-        f"{pct(work_share)} of that ({basis}), the rest is per-step overhead",
+        f"{pct(work_share)} of that ({basis}), {rest}",
     ]
     batch = _batch_size(report)
     if batch is not None:

@@ -22,7 +22,7 @@ from tfdiag.records.traces import TraceEvent
 from tfdiag.records.units import fmt_s
 
 
-def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
+def under_hooks(record: RunRecord, analysis: Analysis) -> float:
     """Steady seconds under Keras' callback hooks, everything they call included (the user's
     callback calling ``predict``, say): the outermost ``CallbackList.on_*`` calls only."""
     fns = analysis.steady.functions
@@ -42,7 +42,7 @@ def _under_hooks(record: RunRecord, analysis: Analysis) -> float:
     return max(total, 0.0)
 
 
-def _own_hooks_s(analysis: Analysis) -> float:
+def own_hooks_s(analysis: Analysis) -> float:
     """Steady seconds Keras' callback list spends in tfdiag's own hooks (``ProfileCallback``'s
     batch timer, its load probe): tfdiag's bookkeeping, never the user's callbacks."""
     fns = analysis.steady.functions
@@ -82,9 +82,9 @@ def callback_overhead(ctx: Context) -> Detection | None:
     report, analysis = ctx.record, ctx.analysis
     if analysis.steady_s <= 0:
         return None
-    ours = analysis.of_steady(_own_hooks_s(analysis))
+    ours = analysis.of_steady(own_hooks_s(analysis))
     own = max(analysis.steady_share(Category.CALLBACKS) - ours, 0.0)
-    under = max(analysis.of_steady(_under_hooks(report, analysis)) - ours, 0.0)
+    under = max(analysis.of_steady(under_hooks(report, analysis)) - ours, 0.0)
     share = max(own, min(under, 1.0))
     if share < ctx.threshold("min_share"):
         return None
