@@ -54,7 +54,10 @@ def test_quickstart_code_runs(tmp_path, monkeypatch, capsys) -> None:
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "quickstart.md", "exec"), namespace)
-    ids = [f.id for f in namespace["report"].findings]  # type: ignore[attr-defined]
+    # the causes the quickstart names; a timing pattern (spikes, drift) is the machine's
+    # and a busy CI runner shows one now and then, ranked by its own severity
+    timing = {"spikes", "drift"}
+    ids = [f.id for f in namespace["report"].findings if f.id not in timing]  # type: ignore[attr-defined]
     assert set(ids[:2]) == {"per-call-input-pipeline", "per-iteration-tracing"}
     assert "faster than predict" in capsys.readouterr().out
     assert (tmp_path / "predict.tfdiag.json").exists() and (tmp_path / "predict.prof").exists()

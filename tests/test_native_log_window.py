@@ -214,11 +214,14 @@ def test_stress_threads_flood_partial_fork_and_killed_child_in_bounded_time() ->
         "import re, subprocess\n"
         "stop = threading.Event()\n"
         "done = {}\n"
+        # io's text streams are not thread-safe (the io docs): three threads writing to
+        # sys.stderr unlocked can lose a line in Python, before any descriptor is involved
+        "py_lock = threading.Lock()\n"
         "def writer(n):\n"
         "    i = 0\n"
         "    while not stop.is_set():\n"  # in and out of windows, each write whole
         f"        os.write(2, b'w%d %d\\n' % (n, i) + {THREAD!r}.encode() + b'\\n')\n"
-        "        sys.stderr.write('p%d %d\\n' % (n, i))\n"  # one write (print makes two)
+        "        with py_lock: sys.stderr.write('p%d %d\\n' % (n, i))\n"  # one write
         "        i += 1\n"
         "    done[n] = i\n"
         "threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]\n"
