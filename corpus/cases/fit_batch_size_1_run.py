@@ -21,16 +21,6 @@ CASE = Case(
 )
 
 
-def setup():
-    return program.setup()
-
-
-def slow(s):
-    return program.slow(s)
-
-
-def fast(s):
-    return program.fast(s)
-
-
+# the program's own functions: the script `tfdiag run` runs is the same program
+setup, slow, fast = program.setup, program.slow, program.fast
 diagnose = under_run(program.__file__)
