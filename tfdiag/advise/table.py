@@ -2,8 +2,11 @@
 thresholds its detector reads, the fix text per call kind or variant, its ranking tier —
 and the detector itself.
 
-docs/catalog.md is generated from this table (``python -m tfdiag catalog``). Fix texts
-live here only; a finding picks the text for the variant its detector names, else for
+The causes in the calls and graphs are here, what runs around the step (the pipeline,
+conversions, callbacks) in :mod:`tfdiag.advise.table_around`, the rest (the conclusion,
+one-time costs, timing patterns) in :mod:`tfdiag.advise.table_later`, in that order.
+docs/catalog.md is generated from the table (``python -m tfdiag catalog``). Fix texts live
+in its rows only; a finding picks the text for the variant its detector names, else for
 the call kind that was profiled (``predict``, ``fit``, ``evaluate``, ``on-batch``,
 ``custom-loop``, ``other``), with ``alone`` used when the finding leads the report and no
 steady-state finding follows it, ``first`` when it leads ahead of some.
@@ -13,9 +16,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfdiag.advise import calls, costly, data, graphs, jit, keras_jax, timeline, tracing, work, xla
+from tfdiag.advise import calls, graphs, jit, keras_jax, tracing
 from tfdiag.advise.finding import Context, FindingSpec, first_of
 from tfdiag.advise.fixes_jax import jax_titles, with_jax_fixes
+from tfdiag.advise.table_around import AROUND
+from tfdiag.advise.table_later import LATER
+from tfdiag.advise.texts import ITERATOR_ONCE
 
 _RETRACE_SHAPE = (
     "Give the `tf.function` `reduce_retracing=True`, or an `input_signature` with `None` for "
@@ -23,13 +29,6 @@ _RETRACE_SHAPE = (
     "a few fixed shapes (`drop_remainder=True` for a short last batch)."
 )
 
-_ITERATOR_ONCE = (
-    "Your code makes a new iterator over the dataset for every batch (`next(iter(ds))`, or "
-    "`for x in ds: … break`, inside the loop): each new iterator starts the pipeline from "
-    "scratch, refilling its shuffle buffer and prefetch. Create the iterator once (`it = "
-    "iter(ds)` outside the loop, with `ds.repeat()` for more than one epoch) and call "
-    "`next(it)` in the loop; `num_parallel_calls` and `prefetch` do not remove this cost."
-)
 
 FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
@@ -48,7 +47,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "`model.test_on_batch(x, y)` per batch instead.",
             "on-batch": "`{method}` still wraps each batch in a data handler: call the model "
             "in a `tf.function` built once instead, with tensors.",
-            "iterator-per-step": _ITERATOR_ONCE,
+            "iterator-per-step": ITERATOR_ONCE,
             "other": "Build the input pipeline (`tf.data.Dataset`) once, outside the repeated "
             "call, and iterate over it.",
         },
@@ -271,357 +270,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         when="with the TF profiler: `PyFunc`/`EagerPyFunc` ops outside tf.data's threads take "
         "≥ `min_share` of the step",
     ),
-    FindingSpec(
-        "input-bound",
-        "Input-bound: the step waits for its data",
-        data.input_bound,
-        fixes={
-            "py-function": "The pipeline runs Python (`tf.py_function`/`tf.numpy_function`) for "
-            "every element, under the GIL: rewrite the transform with TensorFlow ops "
-            "(`tf.io.decode_csv`, `tf.strings`, `tf.image`, `tf.math`) so tf.data runs it in "
-            "parallel; `num_parallel_calls` alone cannot speed up Python much. Then "
-            "`.prefetch(tf.data.AUTOTUNE)` last, and `.cache()` after steps that give the same "
-            "result every epoch.",
-            "generator": "A Python generator feeds the pipeline one element at a time under the "
-            "GIL: for in-memory data use `tf.data.Dataset.from_tensor_slices(arrays)`; otherwise "
-            "yield whole batches, or move the work into tf.data transformations with "
-            "`num_parallel_calls=tf.data.AUTOTUNE`, and end with `.prefetch(tf.data.AUTOTUNE)`.",
-            "pydataset": "The `PyDataset` prepares batches on the training thread: pass "
-            "`workers=4` (and `use_multiprocessing=True` for CPU-heavy Python) to it, through "
-            "your `__init__`'s `super().__init__(**kwargs)`, so batches are made while the model "
-            "trains; Keras 3 ignores these arguments in `fit()`.",
-            "pydataset-workers": "The `PyDataset` already has several workers and still "
-            "cannot keep up: with threads, Python under the GIL runs one `__getitem__` at a "
-            "time, so pass `use_multiprocessing=True` for CPU-heavy Python, or make "
-            "`__getitem__` cheaper (vectorise it, read pre-decoded or cached data).",
-            "sequence": "The `Sequence` prepares batches on the training thread: tf_keras "
-            "takes its workers in `fit()`: `model.fit(seq, workers=4, use_multiprocessing=True)` "
-            "(multiprocessing for CPU-heavy Python), so batches are made while the model trains. "
-            "The pool is started anew by every `fit` call and stopped at its end, so for `fit` "
-            "calls of under a few seconds make `__getitem__` cheaper (vectorise it, cache "
-            "decoded data) instead.",
-            "sequence-workers": "The `Sequence` already has several workers and still cannot "
-            "keep up: pass `use_multiprocessing=True` to `fit()` for CPU-heavy Python (threads "
-            "share the GIL), or make `__getitem__` cheaper (vectorise it, read pre-decoded or "
-            "cached data).",
-            "cpu-shared": "The pipeline's own work runs on the same CPU cores as the model's "
-            "ops, every epoch, so each step shares the cores with it: do the work once, where "
-            "it gives the same result every epoch: `ds = ds.cache()` after those steps "
-            "(windows from `timeseries_dataset_from_array`, decoding, resizing; before random "
-            "augmentation and `shuffle`), for the validation data too; or make it cheaper "
-            "(`batch()` before a vectorized `map`). More `num_parallel_calls` does not help "
-            "when the cores are already busy.",
-            "window": "`Dataset.window(n, shift=…)` then `flat_map(lambda w: w.batch(n))` "
-            "builds and runs a nested dataset for every window, element by element: frame the "
-            "series once instead, `frames = tf.signal.frame(series, n, frame_step=shift)` "
-            "(one tensor of all windows), and slice the frames: "
-            "`tf.data.Dataset.from_tensor_slices((frames[:, :-1], frames[:, -1:]))"
-            ".batch(128).prefetch(tf.data.AUTOTUNE)` (your batch size in place of 128). "
-            "`num_parallel_calls` and `prefetch` do not remove the per-window datasets.",
-            "map-before-batch": "The `map` function runs once per element, before `batch`: "
-            "where it can take a whole batch, batch first and map a vectorized function "
-            "(`ds.batch(n).map(f)`); otherwise give it `num_parallel_calls=tf.data.AUTOTUNE`. "
-            "Add `.cache()` after expensive steps that give the same result every epoch "
-            "(decoding, resizing) and `.prefetch(tf.data.AUTOTUNE)` last.",
-            "iterator-per-step": _ITERATOR_ONCE,
-            "per-element": "Your loop reads the dataset one element at a time ({elements} "
-            "`next()` calls per call), each a round trip from Python into tf.data: `batch()` the "
-            "dataset and work on whole batches (a vectorised `map` after `batch`), or run the "
-            "loop inside one `tf.function` (`for x in ds:` there, or `ds.reduce`). "
-            "`num_parallel_calls` and `prefetch` do not remove the per-element cost.",
-            "read": "Reading the files is the bottleneck: read several in parallel "
-            "(`interleave(..., num_parallel_calls=tf.data.AUTOTUNE)`), `prefetch(tf.data."
-            "AUTOTUNE)`, and `cache()` once decoded if it fits in memory or on local disk.",
-            "other": "Parallelise and overlap the pipeline: `map(f, num_parallel_calls="
-            "tf.data.AUTOTUNE)`, `.prefetch(tf.data.AUTOTUNE)` as the last step, `.cache()` after "
-            "expensive steps that give the same result every epoch (decoding, resizing), and "
-            "`batch()` before a vectorized `map` rather than mapping element by element.",
-        },
-        thresholds={"min_share": 0.10, "min_elements_per_call": 100, "min_pipeline_work": 0.5},
-        when="with the TF profiler: XProf's input time (the step waiting for its next batch) "
-        "is ≥ `min_share` of the step, or, with no device, tf.data's ops take ≥ "
-        "`min_pipeline_work` × the step's wall time on the cores the model needs, and so do "
-        "its stages that do the user's work (a `map`, a generator, file reading, Python: not "
-        "the slicing, `shuffle` and `batch` every pipeline pays); without it: "
-        "reading the next batch, or the user's "
-        "data code run by Keras, takes ≥ `min_share` of steady state. A user's loop that calls "
-        "the iterator's `next()` ≥ `min_elements_per_call` times per call reads element by "
-        "element (the per-element fix)",
-    ),
-    FindingSpec(
-        "conversion-overhead",
-        "Converting data to and from tensors costs time",
-        data.conversion_overhead,
-        fixes={
-            "float64": "The input is float64: convert it once, up front (`x = x.astype("
-            "'float32')` or `x = tf.convert_to_tensor(x, tf.float32)`), not on every call; Keras "
-            "models compute in float32 and copy a float64 input on each call.",
-            "float64@line": "Convert the input of `{code}` ({line}) to float32 once, before "
-            "the loop (`x = x.astype('float32')`), not on every call: Keras models compute in "
-            "float32 and copy a float64 input on each call.",
-            "python-lists@line": "Build the input of `{code}` ({line}) as one array once "
-            "(`np.asarray(..., 'float32')` or `tf.constant(...)`), before the loop, instead of "
-            "passing Python lists on every call.",
-            "python-lists": "Build the input tensor once (`tf.constant(...)`, or "
-            "`np.asarray(..., 'float32')`) instead of passing Python lists on every call.",
-            "other": "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, "
-            "tf.float32)` and pass the tensor; keep outputs as tensors when the next step is "
-            "TensorFlow.",
-        },
-        thresholds={"min_share": 0.10},
-        when="converting the call's own inputs (not an op's arguments) + output conversion ≥ "
-        "`min_share` of steady state",
-    ),
-    FindingSpec(
-        "callback-overhead",
-        "Callbacks and the progress bar cost time",
-        work.callback_overhead,
-        fixes={
-            "user": "Your callback's `{callback}` runs on every batch, in line with the "
-            "steps: move its work to `on_epoch_end`, or do it every N batches "
-            "(`if batch % 100 == 0:`).",
-            "user@line": "Your callback's `{callback}` runs on every batch, in line with the "
-            "steps, and `{code}` ({line}) is its cost: move that line to `on_epoch_end`, or "
-            "run it every N batches (`if batch % 100 == 0:`).",
-            "checkpoint": "`{callback}` writes the model during the epoch, in line with the "
-            "steps: save once per epoch (`ModelCheckpoint(..., save_freq='epoch')`, the "
-            "default), or give `save_freq=` a number of batches in the hundreds or thousands; "
-            "`save_weights_only=True` makes each save cheaper.",
-            "tensorboard": "`{callback}` writes summaries during the epoch: pass "
-            "`TensorBoard(update_freq='epoch', histogram_freq=0, profile_batch=0)` (or "
-            "`histogram_freq` of several epochs), so it logs once per epoch and does not "
-            "profile batches; or raise `steps_per_execution` in `compile()` so its batch hook "
-            "runs once per several batches.",
-            "user-evaluate@line": "Your callback calls `model.evaluate` on every batch "
-            "(`{code}`, {line}), and each call builds a data pipeline, an iterator and its "
-            "own callbacks: call it less often (`on_epoch_end`, or every N batches), or pass "
-            "`validation_data` and `validation_freq` to `fit`.",
-            "user-predict@line": "Your callback calls `model.predict` on every batch "
-            "(`{code}`, {line}), and each call builds a data pipeline, an iterator and its "
-            "own callbacks: call it less often (`on_epoch_end`, or every N batches), and "
-            "there `model(x, training=False)` on the held batch costs less than `predict`.",
-            "user-evaluate": "Your callback calls `model.evaluate`, which builds a data pipeline, "
-            "an iterator and its own callbacks on every call: evaluate a held batch with "
-            "`model.test_on_batch(x, y)` (or a `tf.function` of `model(x, training=False)` and "
-            "the loss, built once), less often (`on_epoch_end`, every N batches), or pass "
-            "`validation_data` and `validation_freq` to `fit`.",
-            "user-predict": "Your callback calls `model.predict`, which builds a data pipeline, "
-            "an iterator and its own callbacks on every call: call `model(x, training=False)` "
-            "(or `model.predict_on_batch(x)`, or a `tf.function` of it built once) on a held "
-            "batch, and less often (`on_epoch_end`, every N batches).",
-            "progbar": "`verbose=1` redraws the progress bar every batch: pass `verbose=2` (one "
-            "line per epoch) or `verbose=0`.",
-            "keras": "`{callback}` does per-batch work: set it to work once per epoch "
-            "(its `*_freq` argument), drop it if you don't need it, or raise "
-            "`steps_per_execution` in `compile()` so callbacks run once per several batches.",
-            "dispatch": "No callback's own code is the cost: it is Keras calling every "
-            "callback's batch hooks on every batch. Raise `steps_per_execution` in `compile()` "
-            "so the hooks run once per several batches.",
-            "other": "Pass `verbose=0` (or `verbose=2`), drop callbacks you don't need, move "
-            "per-batch work to `on_epoch_end`, and raise `steps_per_execution` in `compile()` so "
-            "callbacks run once per several batches.",
-        },
-        thresholds={"min_share": 0.05, "min_named_part": 0.25},
-        when="everything run by Keras' callback hooks (the user's own callbacks included) and "
-        "the progress bar ≥ `min_share` of steady state; when the work below the hooks is < "
-        "`min_named_part` of that and the heaviest Keras callback's own code < `min_named_part` "
-        "of the hooks' own, the cost is Keras dispatching the hooks (no callback named)",
-    ),
-    FindingSpec(
-        "compute-bound",
-        "Compute-bound: the time is in the model's own ops",
-        first_of(work.compute_bound, keras_jax.compute_bound),
-        fixes={
-            "alone": "The time is in the model's own TensorFlow ops (measured with the TF "
-            "profiler), so Python-side changes won't help: make the work cheaper "
-            "({jit}, mixed precision on a GPU, a smaller model or "
-            "input) or run it on faster hardware.",
-            "first": "Most of the time is in the model's own TensorFlow ops (measured with "
-            "the TF profiler): the Python-side findings below remove only their share of it. "
-            "Beyond them, make the ops cheaper ({jit}, mixed "
-            "precision on a GPU, a smaller model or input) or run them on faster hardware.",
-            "other": "Most of what is left is the model's own ops: after the fixes above, make "
-            "them cheaper ({jit}, mixed precision on a GPU, a "
-            "smaller model or input).",
-            "host-op": "`{api}` inside the compiled step is the cost ({where}): every step "
-            "it formats or writes its tensor on the host, one `{op}` op at a time. Print or "
-            "write less — a summary (`tf.print(tf.reduce_mean(x))`, `summarize=3`) — or less "
-            "often (every N steps under `tf.cond(step % N == 0, ...)`, or from a callback), "
-            "or remove it once you are done debugging.",
-            "metric": "The metric `{metric}` does most of the step's op work: every update "
-            "computes all of its `{setting}` points. Give it fewer `{setting}`, or compute "
-            "it once per epoch from held-out predictions instead of on every step.",
-            "graph-loop": "`{api}` in {where} loops over the batch inside the graph, one "
-            "iteration per element, each running its small ops one at a time: write the "
-            "per-element function for the whole batch (batched ops, `tf.einsum`, "
-            "broadcasting), or replace `tf.map_fn(fn, x)` by `tf.vectorized_map(fn, x)`, "
-            "which vectorises it; {jit} can fuse what is left.",
-        },
-        thresholds={
-            "min_share": 0.5,
-            "max_input_wait": 0.2,
-            "min_host_op_share": 0.1,
-            "min_loop_share": 0.3,
-            "min_loop_iterations": 16,
-            "min_loop_graph_share": 0.3,
-            "min_metric_share": 0.3,
-        },
-        tier="conclusion",
-        when="with the TF profiler only: the model's own ops (tf.data's, Python ops and "
-        "collectives left out) cover ≥ `min_share` of the wall time and the step waits for "
-        "input less than `max_input_wait`; on JAX, the XLA ops in the JAX profiler's trace "
-        "(their union over threads) cover ≥ `min_share` of the wall time, the heaviest named "
-        "by the Keras layer of their jaxpr path (without a trace: Keras' jitted step and "
-        "Python's waits for its results ≥ `min_share` of steady state); it says "
-        "Python-side changes won't help only when no steady-state finding is reported beside "
-        "it. Inside the graph, named by its op scope "
-        "(and the user's layer): ops that do none of the model's math (`HOST_OPS` in the "
-        "catalog: `tf.print`, summaries) ≥ `min_host_op_share` of the iteration, or a loop's "
-        "ops (`tf.map_fn`: `PER_ELEMENT_LOOPS`, not a recurrent layer's loop over time) run ≥ "
-        "`min_loop_iterations` per graph call, "
-        "≥ `min_loop_share` of the model's op time, with the graph calls ≥ "
-        "`min_loop_graph_share` of steady state",
-    ),
-    FindingSpec(
-        "build-dominated",
-        "One-time build cost dominates",
-        work.build_dominated,
-        fixes={
-            "large-graph": "The one-time cost is tracing `{function}` into a graph of {ops} "
-            "ops: a Python `for` loop over `range(n)` (or a list) inside a `tf.function` is "
-            "unrolled, every step's ops copied into the graph. Loop with `tf.range` instead "
-            "(`for t in tf.range(n):` — AutoGraph turns it into one `tf.while_loop`), carrying "
-            "the loop's state in tensors (`tf.TensorArray` for per-step outputs); the graph "
-            "then holds the body once.",
-            "other": "This is a one-time cost, paid once per process and not per call: make "
-            "one warm-up call before timing or serving, and judge speed on the steady state "
-            "(the report's median does).",
-        },
-        ceilings={"other": "low"},
-        thresholds={
-            "min_share": 0.5,
-            "cold_ratio": 10,
-            "min_share_when_cold": 0.2,
-            "large_graph_ops": 500,
-            "unrolled_repeats": 100,
-        },
-        tier="one-time",
-        when="one-time cost (cold call minus one steady iteration) ≥ `min_share` of profiled "
-        "time, or the first call ≥ `cold_ratio` × a later one and ≥ `min_share_when_cold`; a "
-        "user function traced into a graph of ≥ `large_graph_ops` ops, one of them repeated "
-        "≥ `unrolled_repeats`× in one scope (`mul`, `mul_1`, …), names its unrolled loop",
-    ),
-    FindingSpec(
-        costly.COSTLY_LINE,
-        "One of your lines takes most of each iteration",
-        costly.costly_line,
-        fixes={
-            "other": "No rule of tfdiag names this API's cost, so start at this line: "
-            "`tfdiag.profile(..., sampling=True)` shows the stacks below it, and the table "
-            "above which of its functions take the time.",
-        },
-        thresholds={"min_share": 0.25},
-        bands=(0.5, 0.25),
-        when="no other finding is reported (it is dropped when one is), "
-        "and one of your lines has ≥ `min_share` of steady-state time below it: the line, its "
-        "API and the remedy of the API's nature (`tfdiag catalog`: the natures)",
-    ),
-    FindingSpec(
-        work.NO_FINDING,
-        "No known slow pattern: where the time went",
-        work.where_the_time_went,
-        fixes={
-            "other": "None of tfdiag's findings applies: no known slow pattern crosses its "
-            "threshold, so the time above is spread over the model's ops and the code around "
-            "them. Start from the largest share: for op time, a smaller model or input, "
-            "`jit_compile=True`, or faster hardware; for your own code, "
-            "`tfdiag.profile(..., sampling=True)` shows whole stacks; "
-            "`tfdiag.compare(model, x)` times other ways of calling the model on your data.",
-        },
-        bands=(2.0, 2.0),
-        tier="conclusion",
-        when="no other finding is reported (it is dropped when one is): the steady state's "
-        "split by category, the TF profiler's op and input shares, the eager ops and your "
-        "heaviest function, with why no finding applies",
-    ),
-    FindingSpec(
-        "warmup",
-        "Warm-up: the first iterations are slower",
-        timeline.warmup,
-        fixes={
-            "other": "Leave the first {iterations} iteration(s) out when you time this call "
-            "(medians already do), and make as many warm-up calls before serving or "
-            "benchmarking. A warm-up longer than one call means something is still built after "
-            "the first call: inputs whose shape or dtype changes between calls (retracing), or "
-            "lazily created state.",
-        },
-        ceilings={"other": "low"},
-        tier="one-time",
-        when="the first timed iteration would count as a spike and the ones after it stay "
-        "above the steady band (docs/timeline.md)",
-    ),
-    FindingSpec(
-        "spikes",
-        "Spikes: some iterations take far longer",
-        timeline.spikes,
-        fixes={
-            "periodic": "Something runs every {period} iterations: a callback, logging or "
-            "checkpoint on a batch interval, a tf.data buffer or prefetch refill, or Python's "
-            "garbage collector (try `gc.freeze()` after setup, or `gc.disable()` around the "
-            "loop to check); move it out of the timed loop or make it cheaper.",
-            "other": "Irregular spikes usually come from outside the call: other processes on "
-            "the machine, Python's garbage collector (`gc.disable()` around the loop to check), "
-            "or data loading stalls; pin threads (`tf.config.threading`) and re-run on a quiet "
-            "machine before judging speed.",
-        },
-        when="iterations ≥ 50 % and 5 robust standard deviations above the expected time "
-        "(docs/timeline.md); on a busy machine only when they recur at the program's own "
-        "period",
-        tier="timing",
-    ),
-    FindingSpec(
-        "xla-compile-per-shape",
-        "XLA compiles the step again for every new input shape",
-        first_of(xla.xla_compile_per_shape, jit.compile_per_shape),
-        fixes={
-            "other": "With `jit_compile=True` XLA compiles `{function}` once per concrete "
-            "input shape, and {dimension} changes between calls. Give it a few fixed shapes: "
-            "batch with `drop_remainder=True` (`dataset.batch(n, drop_remainder=True)`), pad "
-            "each batch up to one of a few bucket sizes "
-            "(`tf.data.Dataset.bucket_by_sequence_length`, or pad to the next multiple of "
-            "32 with `tf.pad`), or cut requests into chunks of one size. Where the shapes "
-            "must stay dynamic, compile without XLA: `model.compile(..., jit_compile=False)` "
-            "(Keras), `@tf.function(jit_compile=False)` (a custom step).",
-        },
-        thresholds={"min_share": 0.2, "min_steps_share": 0.5},
-        when="the TF profiler's trace holds XLA compilations (`*Compiler::RunBackend` events) "
-        "in ≥ `min_steps_share` of the traced iterations and they take ≥ `min_share` of "
-        "those iterations' time; on JAX, a jitted function compiled ≥ 0.5× per steady "
-        "iteration for a new input shape (JAX's cache-miss explanation, or for a Keras step "
-        "JAX does not explain the shapes of the arrays that reached it), ≥ `min_share` of "
-        "steady state",
-    ),
-    FindingSpec(
-        "drift",
-        "Drift: iteration times trend over the run",
-        timeline.drift,
-        fixes={
-            "rising": "Iterations slow down as the run goes on. On a GPU check its temperature "
-            "and clocks while it runs (`nvidia-smi -q -d CLOCK,TEMPERATURE`: thermal "
-            "throttling); otherwise look for state that grows every iteration: outputs or "
-            "tensors kept in a Python list, a growing `tf.function` cache (retracing), a "
-            "history or metric that is never reset.",
-            "other": "Iterations speed up as the run goes on: it had not reached its steady "
-            "state. Use more iterations, or leave out the early ones, before judging speed.",
-        },
-        when="a Theil–Sen trend with Mann–Kendall |z| ≥ 3 and ≥ 10 % change over the run "
-        "(docs/timeline.md); on a busy machine only when it holds on the iterations with the "
-        "least load",
-        tier="timing",
-    ),
 )
 
 #: Each row with its fix texts on JAX beside the TensorFlow ones (advise/fixes_jax.py).
 FINDINGS = tuple(
-    replace(s, fixes=with_jax_fixes(dict(s.fixes), s.id), titles=jax_titles(s.id)) for s in FINDINGS
+    replace(s, fixes=with_jax_fixes(dict(s.fixes), s.id), titles=jax_titles(s.id))
+    for s in (*FINDINGS, *AROUND, *LATER)
 )
