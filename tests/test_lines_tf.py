@@ -55,11 +55,14 @@ def test_the_callback_records_the_fit_line_and_the_users_callback_line() -> None
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             self.model.get_weights()
 
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(64), keras.layers.Dense(1)])
+    # The line of a callback is placed by a 1 ms stack sampler: 10 batches of a 64-wide
+    # model left get_weights unsampled in 1 of 3 runs on a busy machine; 40 batches of a
+    # wider one give it time to be seen (the counts come from cProfile all the same).
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(512), keras.layers.Dense(1)])
     model.compile("sgd", "mse")
-    x = np.random.rand(256, 4).astype("float32")
-    y = np.random.rand(256, 1).astype("float32")
-    cb = tfdiag.keras.ProfileCallback(batches=(2, 12), tf_profiler=False)
+    x = np.random.rand(512, 4).astype("float32")
+    y = np.random.rand(512, 1).astype("float32")
+    cb = tfdiag.keras.ProfileCallback(batches=(2, 42), tf_profiler=False)
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[Heavy(), cb])
     assert cb.report is not None
     lines = cb.report.diagnosis.analysis.lines
