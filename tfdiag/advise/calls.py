@@ -150,6 +150,7 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         return None
     steps = keras_steps(report, analysis)
     per_epoch = steps_per_epoch_of_batches(report)
+    per_call_s = analysis.steady_s / analysis.iterations
     kind: str | None
     if per_epoch is not None:
         # Each iteration is one of fit's batches: the epoch's step count is the fit's own.
@@ -157,26 +158,22 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         # fixed cost is already shared (and the fix would be what the program does).
         if (report.call.fact("steps_per_execution") or "1") not in ("1", "None"):
             return None
-        count, what = float(per_epoch), "Keras steps per epoch"
-        calls_per_iteration, kind = 1.0, "train"
+        count, what, kind = float(per_epoch), "Keras steps per epoch", "train"
         # A batch's time is the timed median (no profiler attached) when there is one.
-        batch_s = report.timing.median_s or analysis.steady_s / analysis.iterations
-        per_iteration_s = batch_s * per_epoch
+        per_iteration_s = (report.timing.median_s or per_call_s) * per_epoch
     elif steps is not None:
         # Steps within one Keras call's epoch: an epoch or a call per step is per-epoch or
         # per-call overhead, reported there.
         per = "epoch" if steps.kind == "train" else "call"
-        count, what = steps.per_epoch, f"Keras steps per {per}"
-        calls_per_iteration, kind = steps.epochs, steps.kind
+        count, what, kind = steps.per_epoch, f"Keras steps per {per}", steps.kind
+        per_iteration_s = per_call_s / max(steps.epochs, 1.0)
     elif keras_call(report, analysis) is None:
         count, what = graph_calls_per_iteration(report, analysis), "graph function calls per call"
-        calls_per_iteration, kind = 1.0, None
+        per_iteration_s, kind = per_call_s, None
     else:
         return None  # a Keras *_on_batch call per step: per-call-input-pipeline's
     if count < ctx.threshold("min_steps_per_iteration"):
         return None
-    if per_epoch is None:
-        per_iteration_s = analysis.steady_s / analysis.iterations / max(calls_per_iteration, 1.0)
     if per_iteration_s / count > ctx.threshold("max_step_s"):
         return None  # not tiny steps: whatever slows them is not a step's fixed cost
     figures = tf_figures(report)
@@ -192,9 +189,7 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         basis = "TFE_Py_Execute's time"
     # What the callbacks' hooks run is callback-overhead's (a heavy callback is a cause of
     # its own, with its own fix), not the fixed cost of a step; tfdiag's own hooks are no one's.
-    callbacks = max(
-        analysis.of_steady(work.under_hooks(report, analysis) - work.own_hooks_s(analysis)), 0.0
-    )
+    callbacks = work.callbacks_share(report, analysis)
     overhead = max(1.0 - work_share - callbacks, 0.0)
     if overhead < ctx.threshold("min_overhead_share"):
         return None

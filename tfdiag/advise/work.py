@@ -42,6 +42,13 @@ def under_hooks(record: RunRecord, analysis: Analysis) -> float:
     return max(total, 0.0)
 
 
+def callbacks_share(record: RunRecord, analysis: Analysis) -> float:
+    """The share of steady state under Keras' callback hooks, tfdiag's own hooks left out:
+    what the callbacks cost (callback-overhead's, never a step's fixed cost)."""
+    ours = own_hooks_s(analysis)
+    return max(analysis.of_steady(under_hooks(record, analysis) - ours), 0.0)
+
+
 def own_hooks_s(analysis: Analysis) -> float:
     """Steady seconds Keras' callback list spends in tfdiag's own hooks (``ProfileCallback``'s
     batch timer, its load probe): tfdiag's bookkeeping, never the user's callbacks."""
@@ -84,7 +91,7 @@ def callback_overhead(ctx: Context) -> Detection | None:
         return None
     ours = analysis.of_steady(own_hooks_s(analysis))
     own = max(analysis.steady_share(Category.CALLBACKS) - ours, 0.0)
-    under = max(analysis.of_steady(under_hooks(report, analysis)) - ours, 0.0)
+    under = callbacks_share(report, analysis)
     share = max(own, min(under, 1.0))
     if share < ctx.threshold("min_share"):
         return None

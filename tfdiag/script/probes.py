@@ -107,8 +107,7 @@ class ScriptProbes:
 
     def plain(self, site: SiteProbes) -> bool:
         """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
-        (else its Python callbacks are recorded)."""
-        self.entering(site)
+        (else its Python callbacks are recorded). :meth:`entering` ran first."""
         if self.tf_profiler and site.block is None and self._block_owner is None:
             if self._blocks < MAX_TRACED_SITES and self.steps > 0:
                 site.block = TracedBlock(limit=self.steps, clock=self.clock)
