@@ -1093,16 +1093,22 @@ def test_input_bound_near_misses() -> None:
 # -- conversion-overhead ---------------------------------------------------------------------
 
 
-def _converting(share: float, *, args: tuple[str, ...] = (), inside_op: bool = False) -> Report:
+def _converting(
+    share: float,
+    *,
+    args: tuple[str, ...] = (),
+    inside_op: bool = False,
+    facts: tuple[tuple[str, str], ...] = (),
+) -> Report:
     """``predict_on_batch`` × N converting its input (``share`` of the time), or an op
-    converting its own arguments (``inside_op``)."""
+    converting its own arguments (``inside_op``); ``facts`` as ``run`` saw the calls."""
     convert = Node(TF + "framework/constant_op.py", "_constant_impl", share * N, N)
     if inside_op:
         convert = Node(TF + "ops/math_ops.py", "add", 0.0, N, [convert])
     root = Node(
         TRAINER, "TensorFlowTrainer.predict_on_batch", 0.0, N, [convert, _graph((1 - share) * N)]
     )
-    return make_report([root], N, cold=[], method="predict_on_batch", args=args)
+    return make_report([root], N, cold=[], method="predict_on_batch", args=args, facts=facts)
 
 
 @pytest.mark.parametrize(
@@ -1110,7 +1116,7 @@ def _converting(share: float, *, args: tuple[str, ...] = (), inside_op: bool = F
     [
         ("ndarray float64 (32, 4)", "The input is float64: convert it once, up front"),
         ("[[1.0, 2.0, 3.0, 4.0]]", "Build the input tensor once (`tf.constant(...)`"),
-        ("ndarray float32 (32, 4)", "Convert inputs once, outside the loop"),
+        ("ndarray float32 (32, 4)", "Convert inputs once, outside the loop: `x = tf."),
     ],
     ids=["float64", "python-lists", "float32"],
 )
@@ -1124,6 +1130,18 @@ def test_conversion_overhead_of_the_calls_inputs(arg: str, fix: str) -> None:
     float64 = "input is float64 (ndarray float64 (32, 4)); Keras models compute in float32"
     assert (float64 in lead.evidence) is ("float64" in arg)
     assert lead.fix.startswith(fix)
+
+
+def test_new_arguments_on_every_call_are_not_a_conversion_to_move_out_of_the_loop() -> None:
+    arg = ("ndarray float32 (32, 4)",)
+    served = (("calls.later", "9"), ("calls.new_inputs", "9"))
+    assert "conversion-overhead" not in _ids(_converting(0.3, args=arg, facts=served))
+    # the same array again on some calls: its conversion is the user's to move
+    reused = (("calls.later", "9"), ("calls.new_inputs", "3"))
+    lead = _lead(_converting(0.3, args=arg, facts=reused), "conversion-overhead")
+    assert lead.impact == pytest.approx(0.3, abs=0.01)
+    assert "6 of the 9 later calls converted the same arguments again" in lead.evidence
+    assert lead.fix.startswith("Convert inputs once, outside the loop")
 
 
 def test_conversions_inside_ops_or_under_the_share_are_not_the_inputs() -> None:
@@ -1171,9 +1189,22 @@ def test_outputs_copied_back_to_numpy_are_not_the_inputs_conversion() -> None:
     outputs = Node(TRAINER, "convert_to_np_if_not_ragged", 0.0, N, [numpy])
     root = Node(TRAINER, "TensorFlowTrainer.predict_on_batch", 0.0, N, [_graph(0.7 * N), outputs])
     report = make_report([root], N, cold=[], method="predict_on_batch")
-    assert _found(report)["conversion-overhead"].evidence[0] == (
+    found = _found(report)["conversion-overhead"]
+    assert found.evidence[0] == (
         "converting the call's inputs to tensors: 0 %, outputs back to NumPy: 30 % of "
         "steady-state time (non-overlapping)"
+    )
+    # the fix is about the outputs, not a conversion of inputs the evidence shows none of
+    assert found.fix.startswith("The call copies its outputs back to NumPy")
+    assert "input" not in found.fix.split(":")[0]
+
+
+def test_a_training_calls_metrics_made_numbers_get_the_logs_fix() -> None:
+    logs = Node(KERAS + "utils/python_utils.py", "pythonify_logs", 0.3 * N, N)
+    root = Node(TRAINER, "TensorFlowTrainer.train_on_batch", 0.0, N, [_graph(0.7 * N), logs])
+    found = _found(make_report([root], N, cold=[], method="train_on_batch"))
+    assert found["conversion-overhead"].fix.startswith(
+        "The call turns the step's metrics into Python numbers on every call"
     )
 
 

@@ -368,6 +368,36 @@ def test_run_sees_a_model_rebuilt_or_recompiled_between_a_sites_calls(
     assert (rebuilt.kind if rebuilt is not None else None) == kind
 
 
+INPUTS = """
+import numpy as np
+from fake_keras import FakeModel
+
+class Model(FakeModel):
+    pass
+
+model, same = Model(), np.ones((4, 2), "float32")
+for _ in range(6):
+    model.predict({arg}, work=300_000)
+"""
+
+
+@pytest.mark.parametrize(
+    ("arg", "new"),
+    [("same", 0), ("np.ones((4, 2), 'float32')", 5), ("[same, same][0] + 0", 5)],
+    ids=["same-array", "new-array", "new-result"],
+)
+def test_run_counts_the_later_calls_given_new_arguments(
+    tmp_path: Path, fake_keras: None, arg: str, new: int
+) -> None:
+    # a server's handler gets new data on every request: converting it is not a conversion
+    # to move out of the loop, and the conversion finding reads this fact
+    script = write(tmp_path, "s.py", INPUTS.format(arg=arg))
+    (site,) = run_script(script, iterations=2, tf_profiler=False).sites
+    assert site.report is not None
+    seen = {k: v for k, v in site.report.call.facts if k.startswith("calls.")}
+    assert seen == {"calls.later": "5", "calls.new_inputs": str(new)}
+
+
 ONLINE_LOOP = """
 import numpy as np
 import keras

@@ -281,6 +281,11 @@ def _passes_through(analysis: Analysis, i: int) -> bool:
 _TENSOR_TYPES = frozenset({"EagerTensor", "Tensor", "SymbolicTensor", "ResourceVariable"})
 
 
+#: The calls whose output conversion is their metrics made Python numbers (Keras'
+#: ``pythonify_logs``), not a prediction copied back to NumPy.
+_LOGS_METHODS = frozenset({"train_on_batch", "test_on_batch", "fit", "evaluate"})
+
+
 def conversion_overhead(ctx: Context) -> Detection | None:
     report, analysis = ctx.record, ctx.analysis
     if analysis.steady_s <= 0:
@@ -289,7 +294,11 @@ def conversion_overhead(ctx: Context) -> Detection | None:
     # is TensorFlow binding them to the call (a tf.function's arguments), not the user's to fix.
     given = [*report.call.args, *(v for _, v in report.call.kwargs)]
     tensors = bool(given) and all(d.split(" ", 1)[0] in _TENSOR_TYPES for d in given)
-    tc = 0.0 if tensors else analysis.of_steady(input_conversion_s(report, analysis))
+    # New objects on every later call (a request handler's data): each is converted once,
+    # which is the cost of having new data, not a conversion to move out of the loop.
+    later, fresh = (int(report.call.fact(f"calls.{k}") or 0) for k in ("later", "new_inputs"))
+    new_data = later > 0 and fresh == later
+    tc = 0.0 if tensors or new_data else analysis.of_steady(input_conversion_s(report, analysis))
     oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
     if tc + oc < ctx.threshold("min_share"):
         return None
@@ -297,9 +306,21 @@ def conversion_overhead(ctx: Context) -> Detection | None:
         f"converting the call's inputs to tensors: {pct(tc)}, outputs back to NumPy: "
         f"{pct(oc)} of steady-state time (non-overlapping)"
     ]
+    if new_data:
+        evidence.append(
+            f"each of the {later} later calls was given new arguments: converting them is "
+            "the cost of new data, and not counted"
+        )
+    elif later > 0:
+        evidence.append(
+            f"{later - fresh} of the {later} later calls converted the same arguments again"
+        )
     float64 = [a for a in report.call.args if "float64" in a]
-    if float64:
+    if float64 and tc > 0:
         evidence.append(f"input is float64 ({float64[0]}); Keras models compute in float32")
     lists = [a for a in report.call.args if a.startswith("[")]
-    variant = "float64" if float64 else "python-lists" if lists else None
+    if oc > tc:
+        variant = "logs" if report.call.method in _LOGS_METHODS else "outputs"
+    else:
+        variant = "float64" if float64 else "python-lists" if lists else "inputs"
     return Detection(tc + oc, tuple(evidence), variant=variant)

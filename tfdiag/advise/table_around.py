@@ -102,13 +102,33 @@ AROUND: tuple[FindingSpec[Context], ...] = (
             "passing Python lists on every call.",
             "python-lists": "Build the input tensor once (`tf.constant(...)`, or "
             "`np.asarray(..., 'float32')`) instead of passing Python lists on every call.",
-            "other": "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, "
-            "tf.float32)` and pass the tensor; keep outputs as tensors when the next step is "
-            "TensorFlow.",
+            "inputs@line": "Convert the input of `{code}` ({line}) once, before the loop "
+            "(`x = tf.convert_to_tensor(x, tf.float32)`), and pass the tensor: each call "
+            "converts the same array again.",
+            "inputs": "Convert inputs once, outside the loop: `x = tf.convert_to_tensor(x, "
+            "tf.float32)` and pass the tensor, instead of converting the same array on every "
+            "call.",
+            "outputs@line": "`{code}` ({line}) copies its outputs back to NumPy (or Python "
+            "numbers) on every call: where the next step is TensorFlow, keep them as tensors "
+            "(call the model, `model(x, training=False)`, which returns tensors).",
+            "outputs": "The call copies its outputs back to NumPy (or Python numbers) on every "
+            "call: where the next step is TensorFlow, keep them as tensors (call the model, "
+            "`model(x, training=False)`, which returns tensors).",
+            "logs@line": "`{code}` ({line}) turns the step's metrics into Python numbers on "
+            "every call, which waits for the step to finish: train with `fit`, or write the "
+            "step as a `tf.function` of your own whose metrics stay tensors until you read "
+            "them every N steps.",
+            "logs": "The call turns the step's metrics into Python numbers on every call, "
+            "which waits for the step to finish: train with `fit`, or write the step as a "
+            "`tf.function` of your own whose metrics stay tensors until you read them every "
+            "N steps.",
+            "other": "Convert inputs once, outside the loop, and keep outputs as tensors where "
+            "the next step is TensorFlow.",
         },
         thresholds={"min_share": 0.10},
         when="converting the call's own inputs (not an op's arguments) + output conversion ≥ "
-        "`min_share` of steady state",
+        "`min_share` of steady state; under `tfdiag run`, inputs that are new objects on "
+        "every later call (a server's requests) are not counted",
     ),
     FindingSpec(
         "callback-overhead",

@@ -113,6 +113,7 @@ class Recorder:
             site = self.sites.at(sys._getframe(2), method, model, args, kwargs, described, owner)
             with self._lock:
                 site.note_model(model)
+                site.note_inputs(args, kwargs)
             probes = site.probes
             assert probes is not None
             self.probes.entering(probes)  # another site's open trace ends before this call
@@ -268,7 +269,7 @@ class Recorder:
                 timing = Timing(iterations=1, profiled_calls=1, first_call_s=site.profiled_s[0])
                 cold = site.stats
         return build_report(
-            call=dataclasses.replace(site.call, facts=site.call.facts + site.rebuild_facts),
+            call=dataclasses.replace(site.call, facts=site.call.facts + site.call_facts),
             timing=timing,
             profile=site.stats,
             cold=cold,

@@ -67,6 +67,10 @@ class Site:
     model: Callable[[], Any] | None = None
     new_model_calls: int = 0
     recompiled_calls: int = 0
+    #: Weak references to the last call's arguments that can have one (arrays, tensors,
+    #: datasets), and the later calls given other objects: new data on every request.
+    inputs: tuple[weakref.ref[Any], ...] | None = None
+    new_inputs_calls: int = 0
 
     def note_model(self, model: Any) -> None:
         """At a call's entry: was its model built or re-compiled since the last call?"""
@@ -84,6 +88,32 @@ class Site:
             self.model = weakref.ref(model)
         except TypeError:  # not weakly referable: not a Keras model
             self.model = None
+
+    def note_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """At a call's entry: are its arguments the objects the last call was given?"""
+        refs = []
+        for value in (*args, *kwargs.values()):
+            try:
+                refs.append(weakref.ref(value))
+            except TypeError:  # a list, a number, None: no identity to follow
+                continue
+        if self.inputs is not None and (
+            len(refs) != len(self.inputs)
+            or any(old() is not new() for old, new in zip(self.inputs, refs, strict=True))
+        ):
+            self.new_inputs_calls += 1
+        self.inputs = tuple(refs)
+
+    @property
+    def call_facts(self) -> tuple[tuple[str, str], ...]:
+        """What :meth:`note_model` and :meth:`note_inputs` saw, as call facts: the later
+        calls, and of them those on a new or re-compiled model and those given new
+        arguments (the facts a single call, or one without followable arguments, has not)."""
+        facts = self.rebuild_facts
+        if self.calls >= 2 and self.inputs:
+            later = () if facts else (("calls.later", str(self.calls - 1)),)
+            facts += (*later, ("calls.new_inputs", str(self.new_inputs_calls)))
+        return facts
 
     @property
     def rebuild_facts(self) -> tuple[tuple[str, str], ...]:
