@@ -117,6 +117,17 @@ def test_imports_only_go_down(module: str) -> None:
             )
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("tfdiag.capture.")))
+def test_capture_imports_nothing_from_measure(module: str) -> None:
+    """capture and measure share a layer, but measure runs capture (compare, verify): the
+    arrow goes one way. ``profile()``, which does both, is frontends/api.py."""
+    for name, line in imports(module):
+        target = internal(name)
+        assert target is None or not target.startswith("tfdiag.measure"), (
+            f"{module}:{line} imports {target}"
+        )
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_lower_layers_import_no_heavy_package(module: str) -> None:
     parts = module.split(".")
