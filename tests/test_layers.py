@@ -264,13 +264,12 @@ def test_the_import_reader_sees_lazy_and_type_checking_imports(tmp_path: Path) -
         "if TYPE_CHECKING:\n    from tfdiag.results.report import Report\n"
         "def f():\n    from tfdiag.render import formats\n    import tfdiag.frontends.cli\n"
     )
-    path = PACKAGE / "records" / "_probe_for_test.py"
+    path = tmp_path / "_probe_for_test.py"  # read as a module of records/, kept outside it
     path.write_text(source)
+    MODULES["tfdiag.records._probe_for_test"] = path
     try:
-        MODULES["tfdiag.records._probe_for_test"] = path
         names = {n for n, _ in imports("tfdiag.records._probe_for_test")}
     finally:
-        path.unlink()
         del MODULES["tfdiag.records._probe_for_test"]
     assert {"tfdiag.results.report", "tfdiag.render.formats", "tfdiag.frontends.cli"} <= names
 

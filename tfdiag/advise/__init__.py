@@ -1,4 +1,4 @@
-"""Stage 4: turn the analysis into findings, each with evidence and a concrete fix.
+"""Turn the analysis into findings, each with evidence and a concrete fix.
 
 The findings are a table (:data:`~tfdiag.advise.table.FINDINGS`) of data rows, each
 with the detector that measures it. Findings come in one order (:data:`ORDER`): by
