@@ -117,12 +117,91 @@ def test_imports_only_go_down(module: str) -> None:
             )
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("tfdiag.capture.")))
+def test_capture_imports_nothing_from_measure(module: str) -> None:
+    """capture and measure share a layer, but measure runs capture (compare, verify): the
+    arrow goes one way. ``profile()``, which does both, is frontends/api.py."""
+    for name, line in imports(module):
+        target = internal(name)
+        assert target is None or not target.startswith("tfdiag.measure"), (
+            f"{module}:{line} imports {target}"
+        )
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_lower_layers_import_no_heavy_package(module: str) -> None:
     parts = module.split(".")
     banned = FORBIDDEN.get(parts[1] if len(parts) > 1 else "", ())
     for name, line in imports(module):
         assert name.split(".")[0] not in banned, f"{module}:{line} imports {name}"
+
+
+#: What the renderers may import from analysis/: its value types, never a function. Every
+#: figure a view shows is derived once, in the diagnosis (advise/diagnosis.py), and read off
+#: it, so two views cannot show two computations of one number.
+RENDER_MAY_IMPORT_FROM_ANALYSIS: dict[str, frozenset[str]] = {
+    "tfdiag.analysis.classify": frozenset({"CostClass"}),
+    "tfdiag.analysis.lines": frozenset({"UserLine"}),
+    "tfdiag.analysis.pipeline": frozenset({"Analysis"}),
+    "tfdiag.analysis.probe_figures": frozenset({"ProbeFigures"}),
+    "tfdiag.analysis.timeline": frozenset({"ProgramTimeline"}),
+}
+#: The views of a job and of a script still derive their figures (no diagnosis value of
+#: theirs yet, issue #34): this list may only shrink.
+STILL_DERIVING = frozenset(
+    {
+        "tfdiag.render.job_console",
+        "tfdiag.render.job_json",
+        "tfdiag.render.script_console",
+        "tfdiag.render.script_json",
+    }
+)
+
+
+def analysis_imports(module: str) -> list[tuple[str, str, int]]:
+    """``(analysis module, name, line)`` for each name ``module`` imports from analysis/
+    (``name`` is ``*`` for ``import tfdiag.analysis...``)."""
+    path = MODULES[module]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [
+                (a.name, "*", node.lineno)
+                for a in node.names
+                if a.name == "tfdiag.analysis" or a.name.startswith("tfdiag.analysis.")
+            ]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tfdiag.analysis"):
+            found += [(node.module or "", a.name, node.lineno) for a in node.names]
+    return found
+
+
+RENDERERS = sorted(m for m in MODULES if m.startswith("tfdiag.render."))
+
+
+@pytest.mark.parametrize("module", RENDERERS)
+def test_renderers_import_only_types_from_analysis(module: str) -> None:
+    if module in STILL_DERIVING:
+        pytest.skip("derives its figures still (STILL_DERIVING)")
+    for source, name, line in analysis_imports(module):
+        assert name in RENDER_MAY_IMPORT_FROM_ANALYSIS.get(source, ()), (
+            f"{module}:{line} imports {name} from {source}: a view reads its figures off the "
+            "diagnosis (advise/diagnosis.py), it does not derive them"
+        )
+
+
+def test_what_renderers_may_import_from_analysis_are_types() -> None:
+    import importlib
+
+    for source, names in RENDER_MAY_IMPORT_FROM_ANALYSIS.items():
+        for name in names:
+            assert isinstance(getattr(importlib.import_module(source), name), type), name
+    deriving = {
+        m
+        for m in RENDERERS
+        for source, name, _ in analysis_imports(m)
+        if name not in RENDER_MAY_IMPORT_FROM_ANALYSIS.get(source, ())
+    }
+    assert deriving == STILL_DERIVING  # one that stopped deriving leaves the list
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -185,13 +264,12 @@ def test_the_import_reader_sees_lazy_and_type_checking_imports(tmp_path: Path) -
         "if TYPE_CHECKING:\n    from tfdiag.results.report import Report\n"
         "def f():\n    from tfdiag.render import formats\n    import tfdiag.frontends.cli\n"
     )
-    path = PACKAGE / "records" / "_probe_for_test.py"
+    path = tmp_path / "_probe_for_test.py"  # read as a module of records/, kept outside it
     path.write_text(source)
+    MODULES["tfdiag.records._probe_for_test"] = path
     try:
-        MODULES["tfdiag.records._probe_for_test"] = path
         names = {n for n, _ in imports("tfdiag.records._probe_for_test")}
     finally:
-        path.unlink()
         del MODULES["tfdiag.records._probe_for_test"]
     assert {"tfdiag.results.report", "tfdiag.render.formats", "tfdiag.frontends.cli"} <= names
 

@@ -60,7 +60,7 @@ def test_no_bar_off_a_terminal_or_when_turned_off(
         seen.append(kwargs["on_step"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("tfdiag.capture.runner.profile_call", spy)
+    monkeypatch.setattr("tfdiag.frontends.api.profile_call", spy)
     tfdiag.profile(_busy, iterations=3, tf_profiler=False, progress=flag)
     assert buf.getvalue() == ""
     assert seen == [None]  # no callback at all: the passes skip the calls

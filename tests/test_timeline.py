@@ -231,7 +231,7 @@ def test_a_clipped_cold_iteration_is_named_in_the_legend_not_over_the_line(
 
     monkeypatch.setattr(Figure, "savefig", keep)
     times = [0.3375, *clean(40, seed=3)]
-    timeline_png(report_with(times))
+    timeline_png(report_with(times).diagnosis)
     (ax,) = figures[0].axes
     assert list(ax.texts) == []  # nothing written inside the plot area
     legend = [t.get_text() for t in ax.get_legend().get_texts()]

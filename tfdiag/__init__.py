@@ -18,8 +18,9 @@ from tfdiag.records.version import __version__
 
 if TYPE_CHECKING:
     from tfdiag import keras
-    from tfdiag.capture.runner import Interrupted, profile
+    from tfdiag.capture.runner import Interrupted
     from tfdiag.capture.trace_limit import TooManyTraces, max_traces
+    from tfdiag.frontends.api import profile
     from tfdiag.measure.recheck import diff
     from tfdiag.measure.run import compare
     from tfdiag.measure.verify.accelerate import Accelerated, accelerate
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "keras": "tfdiag.keras",
     "Interrupted": "tfdiag.capture.runner",
-    "profile": "tfdiag.capture.runner",
+    "profile": "tfdiag.frontends.api",
     "TooManyTraces": "tfdiag.capture.trace_limit",
     "max_traces": "tfdiag.capture.trace_limit",
     "compare": "tfdiag.measure.run",

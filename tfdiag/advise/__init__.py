@@ -1,4 +1,4 @@
-"""Stage 4: turn the analysis into findings, each with evidence and a concrete fix.
+"""Turn the analysis into findings, each with evidence and a concrete fix.
 
 The findings are a table (:data:`~tfdiag.advise.table.FINDINGS`) of data rows, each
 with the detector that measures it. Findings come in one order (:data:`ORDER`): by
@@ -34,6 +34,7 @@ from tfdiag.advise.user import user_finding
 from tfdiag.advise.work import NO_FINDING
 from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
+from tfdiag.analysis.timeline import ProgramTimeline, program_timeline
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
@@ -165,18 +166,25 @@ def undiagnosed(record: RunRecord) -> str | None:
 
 
 def advise(
-    record: RunRecord, analysis: Analysis, table: Sequence[FindingSpec[Context]] = FINDINGS
+    record: RunRecord,
+    analysis: Analysis,
+    table: Sequence[FindingSpec[Context]] = FINDINGS,
+    *,
+    timeline: ProgramTimeline | None = None,
 ) -> tuple[Finding, ...]:
     """Run every detector of ``table``, then the record's own finding rules; findings in the
     one order of :data:`ORDER`, each with the fix text for what was called. On a framework
-    not diagnosed yet (:data:`UNDIAGNOSED`), only the record's own rules."""
+    not diagnosed yet (:data:`UNDIAGNOSED`), only the record's own rules. ``timeline``: the
+    record's, when the caller has read it already (:func:`~tfdiag.advise.diagnosis.diagnose`)."""
     kind = call_kind(record.call.method)
+    if timeline is None:
+        timeline = program_timeline(record)
     if undiagnosed(record) is not None:
         table = ()
     table = (*table, *(user_spec(r) for r in record.finding_rules))
     found: list[_Found] = []
     for order, spec in enumerate(table):
-        ctx = Context(record, analysis, kind, spec.thresholds)
+        ctx = Context(record, analysis, kind, spec.thresholds, timeline)
         d = spec.detect(ctx)
         if d is None:
             continue

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
+from tfdiag.analysis.timeline import ProgramTimeline
 from tfdiag.records.report import RunRecord
 from tfdiag.records.verification import Verification
 
@@ -95,12 +96,14 @@ class Detection:
 
 @dataclass(frozen=True)
 class Context:
-    """What a detector reads: the record, its analysis, the call kind and its own thresholds."""
+    """What a detector reads: the record, its analysis, the call kind, its own thresholds
+    and what the iteration times say (read once per diagnosis)."""
 
     record: RunRecord
     analysis: Analysis
     kind: CallKind
     thresholds: Mapping[str, float]
+    timeline: ProgramTimeline
 
     def threshold(self, name: str) -> float:
         return self.thresholds[name]

@@ -1,7 +1,7 @@
 """The timeline detectors: ``warmup``, ``spikes`` and ``drift``, from the iteration times.
 
-Each reads a run's :class:`~tfdiag.records.report.Timing` through
-:mod:`tfdiag.analysis.timeline` and returns the evidence, or None. Impact is the
+Each reads the run's timeline (:class:`~tfdiag.analysis.timeline.ProgramTimeline`, read once
+per diagnosis: ``ctx.timeline``) and returns the evidence, or None. Impact is the
 share of the timed iterations' time the fix can remove. The fix texts are in
 :mod:`tfdiag.advise.table`.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfdiag.advise.finding import Context, Detection
-from tfdiag.analysis.timeline import program_timeline
 from tfdiag.records.units import fmt_pct0, fmt_s
 
 
@@ -21,7 +20,7 @@ def _positions(indices: Sequence[int], limit: int = 8) -> str:
 
 
 def warmup(ctx: Context) -> Detection | None:
-    pt = program_timeline(ctx.record)
+    pt = ctx.timeline
     timeline, what = pt.timeline, pt.what
     w = timeline.warmup
     if w is None:
@@ -36,7 +35,7 @@ def warmup(ctx: Context) -> Detection | None:
 
 
 def spikes(ctx: Context) -> Detection | None:
-    pt = program_timeline(ctx.record)
+    pt = ctx.timeline
     timeline, what = pt.timeline, pt.what
     s = timeline.spikes
     if s is None:
@@ -55,7 +54,7 @@ def spikes(ctx: Context) -> Detection | None:
 
 
 def drift(ctx: Context) -> Detection | None:
-    pt = program_timeline(ctx.record)
+    pt = ctx.timeline
     timeline, what = pt.timeline, pt.what
     d = timeline.drift
     if d is None:

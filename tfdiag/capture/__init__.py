@@ -1,1 +1,1 @@
-"""Stage 1: probes. The only code that runs the user's call under a profiler."""
+"""The passes and their probes: the only code that runs the user's call under a profiler."""

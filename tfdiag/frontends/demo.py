@@ -8,7 +8,7 @@ TensorFlow, so only the CLI imports it, on demand.
 
 from __future__ import annotations
 
-from tfdiag.capture.runner import profile
+from tfdiag.frontends.api import profile
 from tfdiag.measure.budget import DEFAULT_BUDGET_S
 from tfdiag.measure.seed_models import BATCH_SHAPE, tiny_model
 from tfdiag.results.report import Report

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from tfdiag.capture.runner import profile
+from tfdiag.frontends.api import profile
 from tfdiag.measure.budget import DEFAULT_BUDGET_S
 from tfdiag.records.errors import InputError
 from tfdiag.results.load import report_from_stats

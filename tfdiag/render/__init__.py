@@ -1,1 +1,1 @@
-"""Stage 5: renderers. They only format; every number comes from the analysis."""
+"""Renderers. They only format; every number comes from the diagnosis (advise/diagnosis.py)."""

@@ -14,7 +14,7 @@ from tfdiag.advise.diagnosis import Diagnosis
 from tfdiag.advise.finding import Finding
 from tfdiag.analysis.classify import CostClass
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.analysis.timeline import program_timeline, timeline_series
+from tfdiag.analysis.timeline import ProgramTimeline
 from tfdiag.records.catalog import Category
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct, fmt_s
@@ -31,8 +31,8 @@ from tfdiag.render.sparkline import SPARK_WIDTH, sparkline
 TOP_CULPRITS = 12
 
 
-def _header(report: RunRecord) -> Panel:
-    call, env, t = report.call, report.environment, report.timing
+def _header(report: RunRecord, timeline: ProgramTimeline) -> Panel:
+    call, env = report.call, report.environment
     args = [*call.args, *(f"{k}={v}" for k, v in call.kwargs)]
     lines = [labelled("called", f"{call.label}({', '.join(args)})")]
     versions = env.stack()
@@ -42,7 +42,7 @@ def _header(report: RunRecord) -> Panel:
     for label, text in header_rows(report):
         lines.append(labelled(label, text))
         if label == "time":
-            series, what, _ = timeline_series(t)
+            series, what = timeline.times, timeline.what
             if len(series) > 1:
                 binned = ", slowest per bar" if len(series) > SPARK_WIDTH else ""
                 trend = f"{sparkline(series)}  {what}, in run order{binned}"
@@ -180,9 +180,9 @@ def report_tables(a: Analysis) -> list[RenderableType]:
     return [_classes(a), _breakdown(a), _culprits(a).table()]
 
 
-def _notes(report: RunRecord) -> list[str]:
+def _notes(report: RunRecord, timeline: ProgramTimeline) -> list[str]:
     notes = list(report.notes)
-    notes.extend(program_timeline(report).notes)
+    notes.extend(timeline.notes)
     if report.native_log.total:
         notes.append(
             f"TensorFlow and xprof wrote {report.native_log.total} native log line(s) while "
@@ -208,11 +208,11 @@ def render_report(d: Diagnosis, brief: bool = False) -> RenderableType:
             )
         )
         return Group(*parts)
-    parts += [_header(report), _classes(a), _breakdown(a), _culprits(a)]
+    parts += [_header(report, d.timeline), _classes(a), _breakdown(a), _culprits(a)]
     probes = render_probes(d)
     if probes is not None:
         parts.append(probes)
-    notes = _notes(report)
+    notes = _notes(report, d.timeline)
     if notes:
         parts.append(Text("\n".join(f"note: {n}" for n in shown_notes(notes)), style="dim"))
     return Group(*parts)

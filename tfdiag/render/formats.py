@@ -140,7 +140,7 @@ def _pstats(result: Any, options: Options) -> bytes:
 def _png(result: Any, options: Options) -> bytes:
     from tfdiag.render.plot import timeline_png
 
-    return timeline_png(result)
+    return timeline_png(result.diagnosis)
 
 
 def _session(result: Any, options: Options) -> str:

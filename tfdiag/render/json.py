@@ -6,13 +6,10 @@ from typing import Any
 
 from tfdiag.advise.diagnosis import Diagnosis
 from tfdiag.analysis.classify import CostClass
-from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
-from tfdiag.analysis.pipeline import Analysis
-from tfdiag.analysis.sampled import sampled_shares
+from tfdiag.analysis.probe_figures import ProbeFigures
 from tfdiag.records.catalog import Category
 from tfdiag.records.gc_pause import no_gc
 from tfdiag.records.jsontext import indented_json
-from tfdiag.records.report import RunRecord
 from tfdiag.records.report_json import run_record_to_json
 from tfdiag.render.document import finding_to_json, header
 
@@ -82,7 +79,7 @@ def report_to_json(d: Diagnosis, *, rows_as_tuples: bool = False) -> dict[str, A
         "findings": [finding_to_json(f) for f in d.findings],
         "your_lines": [line.to_json() for line in a.lines],
         **{k: v for k, v in raw.items() if k not in _HEAD},
-        "probe_summary": _probe_summary(report, a),
+        "probe_summary": _probe_summary(d.probe_figures),
     }
 
 
@@ -109,16 +106,13 @@ def report_json_text(d: Diagnosis) -> str:
 FAST_TABLE_ROWS = 10_000
 
 
-def _probe_summary(report: RunRecord, a: Analysis) -> dict[str, Any] | None:
+def _probe_summary(figures: ProbeFigures | None) -> dict[str, Any] | None:
     """Derived probe views: each pass's slowdown, op time vs wall, the sampled breakdown."""
-    if report.probes is None:
+    if figures is None:
         return None
-    tf = report.probes.tf_profile
-    ops = op_figures(tf) if tf is not None else None
-    shares = sampled_shares(report)
-    check = retracing_check(report, a)
+    ops, shares, check = figures.ops, figures.sampled_shares, figures.retracing
     return {
-        "slowdown": dict(slowdowns(report)),
+        "slowdown": dict(figures.slowdowns),
         "op_time": None
         if ops is None
         else {

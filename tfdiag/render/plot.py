@@ -11,12 +11,11 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from tfdiag.analysis.timeline import program_timeline
 from tfdiag.records.errors import InputError
 from tfdiag.render.safe import clean
 
 if TYPE_CHECKING:
-    from tfdiag.records.report import RunRecord
+    from tfdiag.advise.diagnosis import Diagnosis
 
 
 def _matplotlib() -> tuple[Any, Any]:
@@ -30,14 +29,14 @@ def _matplotlib() -> tuple[Any, Any]:
     return Figure, FigureCanvasAgg
 
 
-def timeline_png(report: RunRecord) -> bytes:
+def timeline_png(diagnosis: Diagnosis) -> bytes:
     """The plot as PNG bytes.
 
     Raises:
         InputError: matplotlib is missing, or the report holds no iteration times.
     """
     figure_cls, canvas_cls = _matplotlib()
-    pt = program_timeline(report)
+    pt = diagnosis.timeline
     times, what, timeline = pt.times, pt.what, pt.timeline
     if not times:
         raise InputError("this report holds no per-iteration times to plot")
@@ -93,7 +92,7 @@ def timeline_png(report: RunRecord) -> bytes:
     ax.set_xlabel("iteration")
     ax.set_ylabel("ms per iteration")
     # The label is data: no mathtext ($...$), no control characters.
-    title = clean(f"tfdiag · {report.call.label}")
+    title = clean(f"tfdiag · {diagnosis.record.call.label}")
     ax.set_title(title, loc="left", fontsize="medium", parse_math=False)
     ax.set_ylim(bottom=0)  # keeps a top set by the warm-up clip
     ax.legend(fontsize="small", loc="upper right")

@@ -9,9 +9,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tfdiag.analysis.oplevel import op_figures, retracing_check, slowdowns
 from tfdiag.analysis.pipeline import Analysis
-from tfdiag.analysis.sampled import sampled_shares
+from tfdiag.analysis.probe_figures import ProbeFigures
 from tfdiag.records.catalog import Category
 from tfdiag.records.probes import TfProfile
 from tfdiag.records.units import fmt_pct, fmt_s
@@ -28,10 +27,9 @@ TOP_OPS_SHOWN = 8
 NOISY_IQR = 0.15
 
 
-def _overhead(report: RunRecord) -> Text:
+def _overhead(report: RunRecord, figures: ProbeFigures) -> Text:
     t = report.timing
-    parts = slowdowns(report)
-    line = " · ".join(f"{name} ×{ratio:.2f}" for name, ratio in parts)
+    line = " · ".join(f"{name} ×{ratio:.2f}" for name, ratio in figures.slowdowns)
     text = Text.assemble(
         ("Probe cost ", "bold"),
         f"(each pass's median iteration / the unprofiled median): {line}",
@@ -46,8 +44,8 @@ def _overhead(report: RunRecord) -> Text:
     return text
 
 
-def _op_lines(report: RunRecord, a: Analysis, tf: TfProfile) -> list[Text]:
-    ops = op_figures(tf)
+def _op_lines(figures: ProbeFigures, tf: TfProfile) -> list[Text]:
+    ops = figures.ops
     if ops is None:
         return []
     lines = [
@@ -107,7 +105,7 @@ def _op_lines(report: RunRecord, a: Analysis, tf: TfProfile) -> list[Text]:
         )
     if tf.verdict:
         lines.append(_line("XProf says", f"“{tf.verdict}”"))
-    check = retracing_check(report, a)
+    check = figures.retracing
     if check is not None:
         where = f" (`{check.function}`, {check.classification})" if check.function else ""
         verdict: tuple[str | tuple[str, str], ...] = (
@@ -168,8 +166,8 @@ def _top_ops(tf: TfProfile) -> NamedRows:
     )
 
 
-def _sampled(report: RunRecord, a: Analysis) -> RenderableType | None:
-    shares = sampled_shares(report)
+def _sampled(report: RunRecord, a: Analysis, figures: ProbeFigures) -> RenderableType | None:
+    shares = figures.sampled_shares
     record = report.probes.sampling if report.probes is not None else None
     if record is None:
         return None
@@ -203,19 +201,19 @@ def _sampled(report: RunRecord, a: Analysis) -> RenderableType | None:
 
 def render_probes(d: Diagnosis) -> RenderableType | None:
     """The probes section, or ``None`` when no probe ran."""
-    report = d.record
+    report, figures = d.record, d.probe_figures
     probes = report.probes
-    if probes is None:
+    if probes is None or figures is None:
         return None
-    parts: list[RenderableType] = [_overhead(report)]
+    parts: list[RenderableType] = [_overhead(report, figures)]
     tf = probes.tf_profile
     if tf is not None:
-        lines = _op_lines(report, d.analysis, tf)
+        lines = _op_lines(figures, tf)
         if lines:
             parts.append(Text("\n").join(lines))
         if tf.top_ops:
             parts.append(_top_ops(tf))
-    sampled = _sampled(report, d.analysis)
+    sampled = _sampled(report, d.analysis, figures)
     if sampled is not None:
         parts.append(sampled)
     return Group(*parts)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from tfdiag.advise.diagnosis import Diagnosis, diagnose
 from tfdiag.advise.finding import Finding
 from tfdiag.analysis.pipeline import Analysis
+from tfdiag.analysis.probe_figures import ProbeFigures
+from tfdiag.analysis.timeline import ProgramTimeline
 from tfdiag.records.files import Content, write_set
 from tfdiag.records.report import RunRecord, report_paths
 from tfdiag.results.base import Result
@@ -42,17 +44,19 @@ class Report(RunRecord, Result):
 
     @property
     def diagnosis(self) -> Diagnosis:
-        """The record, its analysis and its findings, computed once (a frozen record's
-        fields never change)."""
+        """The record, its analysis, its findings, its probes' figures and its timeline,
+        computed once (a frozen record's fields never change)."""
         return Diagnosis(self, *self._diagnosed)
 
     @cached_property
-    def _diagnosed(self) -> tuple[Analysis, tuple[Finding, ...]]:
+    def _diagnosed(
+        self,
+    ) -> tuple[Analysis, tuple[Finding, ...], ProbeFigures | None, ProgramTimeline]:
         # Kept as its parts: a Diagnosis kept on the report would hold the report, a cycle
         # that only the cyclic collector frees (a 0.2 s scan at exit after a 100k-function
         # explain).
         d = diagnose(self)
-        return d.analysis, d.findings
+        return d.analysis, d.findings, d.probe_figures, d.timeline
 
     @property
     def analysis(self) -> Analysis:

@@ -117,7 +117,7 @@ def _your_lines(lines: Sequence[UserLine]) -> str:
 def report_body(d: Diagnosis) -> str:
     report = d.record
     parts = [_header(report), _findings(d.findings), _your_lines(d.analysis.lines)]
-    svg = timeline_svg(report)
+    svg = timeline_svg(d.timeline)
     if svg is not None:
         parts.append(f"<h2>Iteration timeline</h2>{svg}")
     parts.append('<h2>Where the time goes</h2><div id="tables">')

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from tfdiag.analysis.timeline import program_timeline
-from tfdiag.records.report import RunRecord
+from tfdiag.analysis.timeline import ProgramTimeline
 from tfdiag.records.text import clean
 
 W, H = 760, 240
@@ -23,9 +22,8 @@ def _t(text: str) -> str:
     return escape(clean(text), quote=True)
 
 
-def timeline_svg(report: RunRecord) -> str | None:
+def timeline_svg(pt: ProgramTimeline) -> str | None:
     """A ``<figure>``: the SVG plot and its legend as text; None without iteration times."""
-    pt = program_timeline(report)
     times, what, tl = pt.times, pt.what, pt.timeline
     if not times:
         return None
