@@ -72,6 +72,37 @@ def test_a_window_keeps_log_lines_by_format_and_passes_everything_else() -> None
     ]
 
 
+CPU = (
+    "I0000 00:00:1796662507.837883    6657 cpu_feature_guard.cc:227] This TensorFlow binary is "
+    "optimized to use available CPU instructions in performance-critical operations."
+)
+CPU_2 = (
+    "To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild "
+    "TensorFlow with the appropriate compiler flags."
+)
+DATED = "2023-10-10 12:00:00.123456: I tensorflow/core/util/port.cc:111] oneDNN is on."
+
+
+def test_a_two_line_message_is_kept_whole_and_only_its_listed_second_line() -> None:
+    """#35.6: the CPU-feature message of every TensorFlow import is two lines, and its second
+    has no log format: it is kept right after its first line, never elsewhere; TSL's older
+    dated format is a log format too."""
+    code = (
+        "import os\n"
+        "from tfdiag.capture import native_log\n"
+        "with native_log.quiet():\n"
+        f"    os.write(2, ({CPU!r} + '\\n' + {CPU_2!r} + '\\n').encode())\n"
+        f"    os.write(2, ({CPU_2!r} + '\\n').encode())\n"  # not after its first line
+        f"    os.write(2, ({CPU!r} + '\\nuser\\n' + {CPU_2!r} + '\\n').encode())\n"
+        f"    os.write(2, ({DATED!r} + '\\n').encode())\n"
+        "print('\\n'.join(native_log.take()[0]))\n"
+    )
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [CPU_2, "user", CPU_2]
+    assert proc.stdout.splitlines() == [CPU, CPU_2, CPU, DATED]
+
+
 def test_a_crash_inside_a_window_loses_nothing() -> None:
     code = (
         "import os\n"

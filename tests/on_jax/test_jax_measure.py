@@ -94,6 +94,30 @@ def test_accelerate_on_jax_chooses_among_the_jax_methods_without_tensorflow(
     np.testing.assert_allclose(fast.graph(x), model.predict(x, verbose=0), atol=1e-5)
 
 
+def test_accelerate_on_jax_refuses_the_wrong_width_in_one_line_and_keeps_the_weights(
+    keras_jax: Any,
+) -> None:
+    """#32: Keras' JAX predict detaches the weights from the model before its first batch and
+    leaves them detached when the batch raises: an input of the wrong width made accelerate
+    raise, then every later predict of the user's ('NoneType' object is not callable). The
+    input is checked first, as on TensorFlow, and a predictor given such an input says so."""
+    model = _tiny(keras_jax)
+    x, _ = _data(16)
+    weights = [w.copy() for w in model.get_weights()]
+    narrow = np.zeros((32, 3), "float32")
+    with pytest.raises(tfdiag.InputError) as info:
+        tfdiag.accelerate(model, narrow, repeats=2, warmup=1, max_rows=16)
+    message = str(info.value)
+    assert "\n" not in message and "(32, 3)" in message and "(None, 4)" in message
+    _untouched(model, weights)
+    np.testing.assert_allclose(model.predict(x, verbose=0), np.asarray(model(x)), atol=1e-5)
+    fast = tfdiag.accelerate(model, x, repeats=2, warmup=1, min_block_s=0.002, max_rows=16)
+    with pytest.raises(tfdiag.InputError, match=r"\(32, 3\).*\(None, 4\)"):
+        fast(narrow)
+    _untouched(model, weights)
+    np.testing.assert_allclose(fast(x), model.predict(x, verbose=0), atol=1e-5)
+
+
 def test_verify_on_jax_measures_the_jitted_train_step_on_clones_only(keras_jax: Any) -> None:
     """``fit`` per small batch: its fixes (one fit over more epochs, the jitted train step,
     tf.function's train step's twin) run on clones; the user's model trains only in the

@@ -59,8 +59,8 @@ def build_report(
 ) -> Report:
     """The report of a capture; it takes the native log lines kept since the last report
     (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
+    environment = current_environment()  # its look for devices may log: kept, taken next
     native, more = native_log.take()
-    environment = current_environment()
     if (line := UNDIAGNOSED.get(environment.framework or "")) is not None:
         notes = (*notes, line)
     return Report(

@@ -12,6 +12,7 @@ from typing import Any
 
 from tfdiag.capture.facts import call_facts
 from tfdiag.capture.lines import caller_line
+from tfdiag.capture.native_log import quiet
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import CallInfo, Environment
 
@@ -167,10 +168,13 @@ def _devices() -> tuple[str, ...]:
     tf = sys.modules.get("tensorflow")  # only if the user already imported it
     jax = sys.modules.get("jax")
     try:
-        if tf is not None:
-            return tuple(f"{d.device_type}:{d.name}" for d in tf.config.list_physical_devices())
-        if jax is not None:  # the program's JAX backend is up: it ran
-            return tuple(f"{d.platform.upper()}:{d.id}" for d in jax.devices())
+        # The first look for devices in a process logs (``failed call to cuInit`` without a
+        # GPU): when the program never ran an op, that look is tfdiag's own work.
+        with quiet():
+            if tf is not None:
+                return tuple(f"{d.device_type}:{d.name}" for d in tf.config.list_physical_devices())
+            if jax is not None:  # the program's JAX backend is up: it ran
+                return tuple(f"{d.platform.upper()}:{d.id}" for d in jax.devices())
     except Exception:  # a broken TF or JAX install must not break the report
         return ()
     return ()

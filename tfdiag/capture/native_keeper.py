@@ -5,11 +5,13 @@ pipe arrive on ``DATA_FD``; requests arrive on stdin and replies leave on stdout
 of their own, so nothing the program writes can be mistaken for one (or glued to one).
 
 - A whole line that matches absl's format on its own (``I1201 21:26:55.193595 2595 x.cc:150]
-  …``, or absl's "before InitializeLog" preamble) is kept; every other byte is written to
-  stderr (the real one, inherited) in the order it came, at once. A tail without its newline
-  is held only while it could still become a log line (it starts like one, is short, and the
-  rest comes within :data:`HOLD_S`); otherwise it is written at once and so is the rest of
-  its line.
+  …``, TSL's older ``2023-10-10 12:00:00.123456: I x.cc:150] …``, or absl's "before
+  InitializeLog" preamble) is kept; every other byte is written to stderr (the real one,
+  inherited) in the order it came, at once. The one exception is :data:`CONTINUATIONS`: the
+  second line of a message TensorFlow logs as two lines, kept only when it comes right after
+  its first line and matches its text exactly. A tail without its newline is held only
+  while it could still become a log line (it starts like one, is short, and the rest comes
+  within :data:`HOLD_S`); otherwise it is written at once and so is the rest of its line.
 - A request (one byte on stdin) reads everything already in the pipe, then answers with the
   kept lines: an 8-byte length, an 8-byte count of lines past ``MAX_LINES`` (counted, not
   stored), then each line length-prefixed.
@@ -29,7 +31,21 @@ HOLD_S = 0.05
 #: A tail longer than this is no log line in the making (absl writes a line in one write).
 HOLD_MAX = 4096
 
-LOG = re.compile(rb"[IWE]\d{4} [\d:.]+ +\d+ [^\s:\]]+:\d+\] ")
+LOG = re.compile(
+    rb"[IWE]\d{4} [\d:.]+ +\d+ [^\s:\]]+:\d+\] "  # absl
+    rb"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWE] [^\s:\]]+:\d+\] "  # TSL's own sink (TF < 2.16)
+)
+#: (source file of the first line, the whole second line): a two-line message's second line,
+#: kept right after its first (the CPU feature line of every TensorFlow import).
+CONTINUATIONS = (
+    (
+        b"cpu_feature_guard.cc:",
+        re.compile(
+            rb"To enable the following instructions: [A-Z0-9_, ]+, in other operations, "
+            rb"rebuild TensorFlow with the appropriate compiler flags\."
+        ),
+    ),
+)
 PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
 
 
@@ -51,6 +67,7 @@ class Sorter:
         self.pending = b""  # a tail that may still become a log line
         self.mid = False  # a tail was passed on: the rest of its line is passed too
         self.keeping = True
+        self.last = b""  # the last line, when it was kept: its continuation may follow
 
     def feed(self, chunk: bytes) -> None:
         buf = self.pending + chunk  # pending is short: linear in the bytes fed
@@ -69,18 +86,26 @@ class Sorter:
             at, self.mid = nl + 1, False
         while (nl := buf.find(b"\n", at)) >= 0:
             bare = buf[at:nl].rstrip(b"\r")
-            if LOG.match(bare) or bare == PREAMBLE:
+            if LOG.match(bare) or bare == PREAMBLE or self.continues(bare):
                 self.keep(bare)
+                self.last = bare
             else:
                 passed.append(buf[at : nl + 1])
+                self.last = b""
             at = nl + 1
         tail = buf[at:]
         if tail and (len(tail) >= HOLD_MAX or not self.may_be_log(tail)):
             passed.append(tail)
-            self.mid = True
+            self.mid, self.last = True, b""
         elif tail:
             self.pending = tail
         out(b"".join(passed))
+
+    def continues(self, line: bytes) -> bool:
+        """The second line of the two-line message whose first line was the last one."""
+        return bool(self.last) and any(
+            source in self.last[:200] and text.fullmatch(line) for source, text in CONTINUATIONS
+        )
 
     @staticmethod
     def may_be_log(tail: bytes) -> bool:
@@ -98,13 +123,14 @@ class Sorter:
         """Pass on a held tail: nothing waits for a newline past a request or :data:`HOLD_S`."""
         if self.pending:
             out(self.pending)
-            self.pending, self.mid = b"", True
+            self.pending, self.mid, self.last = b"", True, b""
 
     def reply(self) -> bytes:
         body = b"".join(len(k).to_bytes(4, "big") + k for k in self.kept)
         head = len(body).to_bytes(8, "big") + self.more.to_bytes(8, "big")
         self.kept, self.more = [], 0
         self.mid = False  # the next window starts a line: what came between is unknown
+        self.last = b""
         return head + body
 
 

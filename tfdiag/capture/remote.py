@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tfdiag.analysis.xprof import step_cycles
+from tfdiag.capture.native_log import quiet
 from tfdiag.capture.tfprofiler import (
     STEP_NAME,
     TraceFiles,
@@ -121,6 +122,10 @@ def check_reachable(addresses: Sequence[Address], timeout_s: float = 2.0) -> Non
             ) from None
 
 
+#: A native log line (absl's format) or absl's preamble, in the client's log.
+_NATIVE = re.compile(r"[IWEF]\d{4} [\d:.]+ +\d+ \S+:\d+\] |WARNING: All log messages before ")
+
+
 class _Client:
     """TensorFlow's profiler client, in a child process (:mod:`tfdiag.capture.trace_client`)
     that is killed once the trace is :data:`TRACE_MARGIN_S` past the duration asked for,
@@ -130,17 +135,19 @@ class _Client:
         self.urls = ",".join(a.url for a in addresses)
         self.duration_ms = duration_ms
         self.error = logdir / "tfdiag-trace-error.txt"
+        self.log = logdir / "tfdiag-trace-log.txt"  # its stdout and stderr: tfdiag's own lines
         self.started = time.monotonic()
         self._ready, ready_w = os.pipe()
         root = str(Path(__file__).resolve().parents[2])  # where this tfdiag is imported from
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tfdiag.capture.trace_client", self.urls, str(logdir),
-                 str(duration_ms), str(ready_w), str(self.error)],
-                stdin=subprocess.DEVNULL, pass_fds=(ready_w,),
-                env={**os.environ, "PYTHONPATH": path},
-            )  # fmt: skip
+            with self.log.open("wb") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "tfdiag.capture.trace_client", self.urls,
+                     str(logdir), str(duration_ms), str(ready_w), str(self.error)],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(ready_w,),
+                    env={**os.environ, "PYTHONPATH": path},
+                )  # fmt: skip
         except BaseException:
             os.close(self._ready)
             raise
@@ -157,7 +164,7 @@ class _Client:
             try:
                 why = self.error.read_text(encoding="utf-8", errors="replace")
             except OSError:
-                why = f"the client exited with {code}"
+                why = f"the client exited with {code}{self._last_words()}"
             raise InputError(f"the trace of {self.urls} failed ({why}); is the job training?")
 
     def _wait(self) -> int:
@@ -184,6 +191,15 @@ class _Client:
                 "(tf.profiler.experimental.server.start) of a worker that is training?"
             ) from None
 
+    def _last_words(self) -> str:
+        """The last line of the client's log that is no native log line (a crash's)."""
+        try:
+            lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return ""
+        said = [line for line in lines if line.strip() and not _NATIVE.match(line)]
+        return f": {' '.join(said[-1].split())[:300]}" if said else ""
+
     def kill(self) -> None:
         if self._ready >= 0:
             os.close(self._ready)
@@ -195,7 +211,8 @@ class _Client:
 
 def _events(data: bytes, names: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
     """``(start, duration)`` in picoseconds of every event named in ``names``."""
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    with quiet():
+        from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(data)
@@ -276,7 +293,8 @@ def capture(
     try:
         client = _Client(addresses, logdir, duration_ms)
         try:
-            xprof = import_xprof()  # while the client loads TensorFlow and traces
+            with quiet():  # it loads TensorFlow: its native lines kept
+                xprof = import_xprof()  # while the client loads TensorFlow and traces
         except BaseException:
             client.kill()
             raise

@@ -4,8 +4,10 @@
 imports TensorFlow, writes the time to ``READY_FD`` (from then on the parent bounds the
 wait by the duration plus a margin, and kills this process past it: TensorFlow's own wait
 on a listener that is not a profiler server is about 75 s), then traces. A failure is
-written to ``ERROR_FILE`` as one line, and the exit code is 1. Its stdout goes to stderr:
-the client prints its progress from C++, and ``tfdiag capture --format json`` keeps stdout.
+written to ``ERROR_FILE`` as one line, and the exit code is 1. Its stdout and stderr go to a
+file beside it (:class:`tfdiag.capture.remote._Client`): all this process writes there is
+tfdiag's own work (TensorFlow's import, the profiler options' and the client's progress
+lines), never the user's terminal.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     urls, logdir, duration_ms, ready_fd, error_file = argv
-    os.dup2(2, 1)
     import tensorflow as tf
 
     from tfdiag.capture.tfprofiler import HOST_TRACER_LEVEL

@@ -18,7 +18,8 @@ only to take the loss after.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tfdiag.measure.methods import (
@@ -34,6 +35,25 @@ from tfdiag.measure.methods import (
     _trainer,
 )
 from tfdiag.measure.subject import Subject, to_numpy
+
+
+@contextmanager
+def weights_reattached(model: Any) -> Iterator[None]:
+    """Within the block, a ``predict`` of ``model`` that raises leaves its weights on it.
+
+    Keras' JAX ``predict`` takes the variables' values off the model before its first batch
+    and puts them back after the last; a batch that raises leaves them off, and every later
+    call of the model fails (``'NoneType' object is not callable``). A copy taken before the
+    block is put back on each variable left without a value."""
+    import numpy as np
+
+    saved = [(v, np.array(v.value)) for v in model.variables]
+    try:
+        yield
+    finally:
+        for v, value in saved:
+            if getattr(v, "_value", True) is None:  # Keras' JAX variable, detached
+                v.assign(value)
 
 
 def jit_forward(model: Any) -> Callable[[Any], Any]:

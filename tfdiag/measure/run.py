@@ -8,7 +8,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from tfdiag.capture import native_log
 from tfdiag.capture.environment import current_environment, describe_value
+from tfdiag.capture.native_log import quiet
 from tfdiag.measure.check import loss_problem, output_mismatch
 from tfdiag.measure.methods import INFERENCE, TRAINING, Method, Prepared
 from tfdiag.measure.subject import Subject, leaves
@@ -108,12 +110,16 @@ def compare(
     ]
     prepared: dict[str, Prepared] = {}
     failed: dict[str, str] = {}
+    # The methods are tfdiag's own calls: what they log natively (XLA's service and
+    # "Compiled cluster" lines at jit_compile's first call, model copies) is kept, in
+    # windows outside the progress bar's drawing and every timed block.
     with _quiet_retracing():
-        for name, method, subject in entries:
-            try:
-                prepared[name] = method.prepare(subject)
-            except Exception as exc:  # this method cannot run here; the others still do
-                failed[name] = one_line(exc)
+        with quiet():
+            for name, method, subject in entries:
+                try:
+                    prepared[name] = method.prepare(subject)
+                except Exception as exc:  # this method cannot run here; the others still do
+                    failed[name] = one_line(exc)
         runners = [(name, _runner(p.run)) for name, p in prepared.items()]
         with progress_bar("tfdiag.compare", enabled=progress and on_step is None) as bar:
             timed = {
@@ -125,10 +131,18 @@ def compare(
                     min_block_s=min_block_s,
                     clock=clock,
                     on_step=on_step or bar,
+                    warm_in=quiet,
                 )
             }
-        records = _check(entries, prepared, failed, timed, settings, dict(baselines))
+        with quiet():
+            records = _check(entries, prepared, failed, timed, settings, dict(baselines))
     notes = _notes(subjects, dict(baselines), records)
+    kept, more = native_log.take()  # this comparison's: never a later report's
+    if kept or more:
+        notes.append(
+            f"TensorFlow wrote {len(kept) + more} native log line(s) while tfdiag worked: kept "
+            "off your terminal (TFDIAG_NATIVE_LOG=show prints them)"
+        )
     return CompareResult(
         methods=tuple(records),
         model=describe_model(model),

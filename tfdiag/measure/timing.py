@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from tfdiag.records.clock import Clock, Progress
@@ -69,6 +70,7 @@ def measure(
     number: int | None = None,
     clock: Clock = time.perf_counter,
     on_step: Progress | None = None,
+    warm_in: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> tuple[Timed, ...]:
     """Time every runner, interleaved; the records come back in the runners' order.
 
@@ -81,6 +83,8 @@ def measure(
         number: a fixed block size for every method instead of ``min_block_s``.
         clock: seconds as a float (``time.perf_counter``; a fake one in tests).
         on_step: progress callback.
+        warm_in: a block entered around each warm-up call, outside its clock (compare's
+            native-log window: the first calls build graphs and compile, and log).
     """
     if warmup < 1:
         raise ValueError("warmup must be at least 1: the first call builds graphs")
@@ -98,21 +102,30 @@ def measure(
     total = per_method * len(names)
     taken = dict.fromkeys(names, 0)
 
-    def timed(name: str, n: int) -> float | None:
+    def timed(
+        name: str, n: int, around: Callable[[], AbstractContextManager[object]] = nullcontext
+    ) -> float | None:
         """One block of ``n`` calls: its seconds, or None when it raised (the method is
         dropped with its one-line error, and its remaining steps will not run)."""
         try:
-            t0 = clock()
-            run[name](n)
-            return clock() - t0
+            with around():
+                t0 = clock()
+                run[name](n)
+                elapsed = clock() - t0
         except Exception as exc:  # the method failed; the others still run
             errors[name] = one_line(exc)
             taken[name] = per_method
             return None
+        return elapsed
 
-    def step(name: str, n: int, into: list[float]) -> None:
+    def step(
+        name: str,
+        n: int,
+        into: list[float],
+        around: Callable[[], AbstractContextManager[object]] = nullcontext,
+    ) -> None:
         taken[name] += 1
-        elapsed = timed(name, n)
+        elapsed = timed(name, n, around)
         if elapsed is not None:
             into.append(elapsed / n)
         if on_step is not None:
@@ -120,7 +133,7 @@ def measure(
 
     for r in range(warmup):
         for name in _rotated(names, r, errors):
-            step(name, 1, warm[name])
+            step(name, 1, warm[name], warm_in)
 
     def calibrated(name: str, n: int) -> int:
         """Grow ``n`` until one block of it lasts ``min_block_s``, as timeit's autorange does,

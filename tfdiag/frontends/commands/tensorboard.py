@@ -13,7 +13,9 @@ Ctrl-C, SIGTERM or SIGHUP (a closed terminal) too; one left by a process that wa
 outright (``kill -9``) is removed by the next ``tfdiag tensorboard``. stderr keeps
 what a user needs: xprof's per-request JSON lines, its INFO lines, the tracebacks it logs
 while looking for a cache that is not there yet, and TensorBoard's warnings about its own
-page headers are left out (:class:`_Quiet`, :func:`_quiet_logs`).
+page headers are left out (:class:`_Quiet`, :func:`_quiet_logs`), and the native log lines
+of TensorFlow's import and of xprof reading the trace are kept off it (the whole serve is
+one window of :mod:`tfdiag.capture.native_log`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from tfdiag.capture.native_log import quiet
 from tfdiag.frontends.commands._common import port
 from tfdiag.records.errors import InputError
 from tfdiag.records.journal import pid_alive
@@ -244,7 +247,8 @@ def _serve_copy(args: argparse.Namespace, logdir: Path) -> int:
         sys.stderr = _Quiet(stderr)  # before xprof is imported: it binds sys.stderr then
         try:
             _quiet_logs()
-            return _serve(args, logdir, served)
+            with quiet():  # TensorFlow's import, xprof's lines per tool read (native_log)
+                return _serve(args, logdir, served)
         finally:
             sys.stderr = stderr
 

@@ -14,6 +14,7 @@ Inputs of another signature (other feature shape or dtype, a list or dict) go to
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from tfdiag.measure.check import output_mismatch
 from tfdiag.measure.run import _quiet_retracing
 from tfdiag.measure.subject import num_samples, to_numpy
 from tfdiag.measure.timing import measure
-from tfdiag.measure.validate import check_model
+from tfdiag.measure.validate import check_data, check_model
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import median
@@ -75,7 +76,9 @@ class Accelerated:
     def __call__(self, x: Any) -> Any:
         method = self.method_for(x)
         if method == PREDICT:
-            return self.model.predict(x, batch_size=self.batch_size, verbose=0)
+            check_data(self.model, x, None)  # a clear line, not one from deep in the backend
+            with _kept(self.model):
+                return self.model.predict(x, batch_size=self.batch_size, verbose=0)
         n, step = num_samples(x), max(self.chunk_rows, 1)
         if n <= step:
             return self._run(method, x)
@@ -218,13 +221,14 @@ def accelerate(
 
     Raises:
         InputError: not a Keras model; ``example_x`` is not a single dense array or tensor
-            of numbers with at least one row (sparse, ragged, strings, objects, no rows);
-            ``model.predict`` itself fails on it.
+            of numbers with at least one row (sparse, ragged, strings, objects, no rows), or
+            not of the model's input shape; ``model.predict`` itself fails on it.
     """
     import numpy as np
 
     check_model(model)
     dims, dname = check_example(example_x)
+    check_data(model, example_x, None)  # the model's input shape, as compare checks it
     fast, graph = _compiled(model, dims, dname)
     x = example_x
     calls = {
@@ -234,7 +238,7 @@ def accelerate(
     }
     timing = {"warmup": warmup, "repeats": repeats, "min_block_s": min_block_s, "clock": clock}
     rejected: dict[str, str] = {}
-    with _quiet_retracing():
+    with _quiet_retracing(), _kept(model):
         timed = measure([(n, _on(f, x)) for n, f in calls.items()], **timing)  # type: ignore[arg-type]
         failed = next((t.error for t in timed if t.name == PREDICT and t.error), None)
         if failed is not None:
@@ -291,6 +295,15 @@ def _compiled(model: Any, dims: tuple[int | None, ...], dname: str) -> tuple[str
 
     spec = tf.TensorSpec((None, *dims[1:]), tf.as_dtype(dname))
     return GRAPH, tf.function(lambda t: model(t, training=False), input_signature=[spec])
+
+
+def _kept(model: Any) -> AbstractContextManager[None]:
+    """On JAX, a predict that raises leaves the model's weights on it (methods_jax)."""
+    if keras_backend() == "jax" and flavour_of(model) == "keras3":
+        from tfdiag.measure.methods_jax import weights_reattached
+
+        return weights_reattached(model)
+    return nullcontext()
 
 
 def _on(f: Any, x: Any) -> Any:
