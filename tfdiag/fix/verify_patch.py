@@ -248,7 +248,7 @@ def verify(
         orig, patched = base / "original", base / "patched"
         copy_tree(root, orig)
         copy_tree(root, patched)
-        (patched / relpath).write_text(edit.after, encoding="utf-8")
+        (patched / relpath).write_bytes(edit.new_bytes)  # the bytes --apply writes
         inside = cwd.resolve().is_relative_to(root)
         where = {
             v: (v / cwd.resolve().relative_to(root)) if inside else cwd for v in (orig, patched)
