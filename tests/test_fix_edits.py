@@ -496,3 +496,64 @@ def test_apply_refuses_a_read_only_file(tmp_path: Path) -> None:
         assert not (tmp_path / "train.py.orig").exists()
     finally:
         os.chmod(tmp_path / "train.py", 0o644)
+
+
+def test_the_measured_copy_holds_the_folders_data_so_a_run_cannot_change_it(
+    tmp_path: Path,
+) -> None:
+    """Data files were linked into the copy: a measured run that appended to an existing
+    file of its folder (a log, a model it saves each run) wrote into the user's own file.
+    A folder that is a link was left out of the copy (os.walk does not follow it), so a
+    script reading its data from it failed in the copy and nothing could be verified."""
+    import os
+
+    from tfdiag.fix.verify_patch import Linked, copy_tree
+
+    root, into = tmp_path / "proj", tmp_path / "copy"
+    (root / "sub").mkdir(parents=True)
+    (root / "train.py").write_text("print(1)\n")
+    (root / "log.txt").write_text("mine\n")
+    (root / "sub" / "data.csv").write_text("1,2\n")
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "big.bin").write_bytes(b"x" * 10)
+    os.symlink(tmp_path / "datasets", root / "data")
+    linked = copy_tree(root, into)
+    with open(into / "log.txt", "a") as f:
+        f.write("a measured run\n")
+    (into / "sub" / "data.csv").write_text("changed\n")
+    assert (root / "log.txt").read_text() == "mine\n"
+    assert (root / "sub" / "data.csv").read_text() == "1,2\n"
+    assert (into / "data" / "big.bin").read_bytes() == b"x" * 10
+    assert isinstance(linked, Linked) and linked.changed() == []
+
+
+def test_a_write_into_a_file_too_large_to_copy_is_seen(tmp_path: Path, monkeypatch) -> None:
+    import tfdiag.fix.verify_patch as vp
+
+    monkeypatch.setattr(vp, "COPY_MAX_FILE", 4)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "model.bin").write_bytes(b"0123456789")
+    linked = vp.copy_tree(root, tmp_path / "copy")
+    assert (tmp_path / "copy" / "model.bin").is_symlink()
+    (tmp_path / "copy" / "model.bin").write_bytes(b"new model, written through the link")
+    assert linked.changed() == ["model.bin"]
+
+
+def test_measured_runs_read_no_stdin(tmp_path: Path, monkeypatch) -> None:
+    """Each measured run inherited tfdiag's stdin: the first version read a piped input,
+    the second got nothing, and the patch was refused as 'outputs differ'."""
+    import subprocess
+
+    import tfdiag.fix.verify_patch as vp
+
+    seen: dict[str, object] = {}
+
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen.update(kwargs)
+        return subprocess.CompletedProcess(cmd, 1, "", "")
+
+    monkeypatch.setattr(vp.subprocess, "run", fake_run)
+    (tmp_path / "v").mkdir()
+    vp.run_once(tmp_path / "v", "train.py", [], tmp_path, 10.0)
+    assert seen.get("stdin") is subprocess.DEVNULL
