@@ -405,3 +405,155 @@ def test_outputs_agree_on_numbers_within_tolerance_and_on_nan() -> None:
     assert same_output("loss nan\n", "loss nan\n", 1e-3)
     assert not same_output("loss nan\n", "loss 0.1\n", 1e-3)
     assert not same_output("loss 0.12\n", "loss 0.13\n", 1e-3)
+
+
+def _edit_bytes(tmp_path: Path, raw: bytes, line: int = 2) -> Edit:
+    path = tmp_path / "train.py"
+    path.write_bytes(raw)
+    t = Target("per-call-input-pipeline", "keras-loop:predict", file=str(path), line=line)
+    kind = kind_for(t.remedy)
+    assert kind is not None
+    e = kind.edit(Files(tmp_path, (path,)), t)
+    assert isinstance(e, Edit), e
+    return e
+
+
+def test_apply_keeps_crlf_and_the_backup_is_the_file_byte_for_byte(tmp_path: Path) -> None:
+    """A CRLF file read with universal newlines was written back with LF: every line of
+    the patched file changed, and the backup was not the original."""
+    raw = PREDICT.replace("\n", "\r\n").encode()
+    done = write(_edit_bytes(tmp_path, raw), tmp_path)
+    assert done.backup.read_bytes() == raw
+    old_call, new_call = b"predict(x[i : i + 8], verbose=0)", b"predict_on_batch(x[i : i + 8])"
+    assert done.path.read_bytes() == raw.replace(old_call, new_call)
+
+
+def test_apply_keeps_a_bom_and_a_declared_encoding(tmp_path: Path) -> None:
+    """A BOM was dropped (libcst strips it from a str); a PEP 263 latin-1 file was
+    refused as "does not parse" though Python runs it."""
+    bom = b"\xef\xbb\xbf" + PREDICT.encode()
+    (tmp_path / "bom").mkdir()
+    done = write(_edit_bytes(tmp_path / "bom", bom), tmp_path / "bom")
+    assert done.backup.read_bytes() == bom
+    assert done.path.read_bytes().startswith(b"\xef\xbb\xbffor i in")
+    latin = b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + PREDICT.encode()
+    (tmp_path / "latin").mkdir()
+    e = _edit_bytes(tmp_path / "latin", latin, line=4)
+    done = write(e, tmp_path / "latin")
+    assert done.backup.read_bytes() == latin
+    assert done.path.read_bytes().startswith(b"# -*- coding: latin-1 -*-\n# caf\xe9\n")
+    assert b"predict_on_batch" in done.path.read_bytes()
+
+
+def test_apply_refuses_a_file_whose_bytes_changed_in_any_way(tmp_path: Path) -> None:
+    """Non-UTF-8 bytes raised UnicodeDecodeError (a traceback); a change of line endings
+    alone was not seen (the hash was of the text read with universal newlines)."""
+    import pytest
+
+    from tfdiag.records.errors import InputError
+
+    e = _one_edit(tmp_path)
+    for now in (b"\xff\xfe not text", PREDICT.replace("\n", "\r\n").encode()):
+        (tmp_path / "train.py").write_bytes(now)
+        with pytest.raises(InputError, match="changed since it was run"):
+            write(e, tmp_path)
+        assert (tmp_path / "train.py").read_bytes() == now
+    assert not (tmp_path / "train.py.orig").exists()
+
+
+def test_apply_never_writes_its_backup_through_a_link(tmp_path: Path) -> None:
+    """A dangling link at ``train.py.orig`` passed ``exists()`` and was followed: the backup
+    was written where the link pointed, outside the script's folder."""
+    import os
+
+    import pytest
+
+    from tfdiag.records.errors import InputError
+
+    (tmp_path / "proj").mkdir()
+    e = _one_edit(tmp_path / "proj")
+    victim = tmp_path / "victim.txt"
+    os.symlink(victim, tmp_path / "proj" / "train.py.orig")
+    with pytest.raises(InputError, match="exists"):
+        write(e, tmp_path / "proj")
+    assert not victim.exists()
+    assert (tmp_path / "proj" / "train.py").read_text() == e.before
+
+
+def test_apply_refuses_a_read_only_file(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    from tfdiag.records.errors import InputError
+
+    e = _one_edit(tmp_path)
+    os.chmod(tmp_path / "train.py", 0o444)
+    try:
+        with pytest.raises(InputError, match="read-only"):
+            write(e, tmp_path)
+        assert (tmp_path / "train.py").read_text() == e.before
+        assert not (tmp_path / "train.py.orig").exists()
+    finally:
+        os.chmod(tmp_path / "train.py", 0o644)
+
+
+def test_the_measured_copy_holds_the_folders_data_so_a_run_cannot_change_it(
+    tmp_path: Path,
+) -> None:
+    """Data files were linked into the copy: a measured run that appended to an existing
+    file of its folder (a log, a model it saves each run) wrote into the user's own file.
+    A folder that is a link was left out of the copy (os.walk does not follow it), so a
+    script reading its data from it failed in the copy and nothing could be verified."""
+    import os
+
+    from tfdiag.fix.verify_patch import Linked, copy_tree
+
+    root, into = tmp_path / "proj", tmp_path / "copy"
+    (root / "sub").mkdir(parents=True)
+    (root / "train.py").write_text("print(1)\n")
+    (root / "log.txt").write_text("mine\n")
+    (root / "sub" / "data.csv").write_text("1,2\n")
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "big.bin").write_bytes(b"x" * 10)
+    os.symlink(tmp_path / "datasets", root / "data")
+    linked = copy_tree(root, into)
+    with open(into / "log.txt", "a") as f:
+        f.write("a measured run\n")
+    (into / "sub" / "data.csv").write_text("changed\n")
+    assert (root / "log.txt").read_text() == "mine\n"
+    assert (root / "sub" / "data.csv").read_text() == "1,2\n"
+    assert (into / "data" / "big.bin").read_bytes() == b"x" * 10
+    assert isinstance(linked, Linked) and linked.changed() == []
+
+
+def test_a_write_into_a_file_too_large_to_copy_is_seen(tmp_path: Path, monkeypatch) -> None:
+    import tfdiag.fix.verify_patch as vp
+
+    monkeypatch.setattr(vp, "COPY_MAX_FILE", 4)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "model.bin").write_bytes(b"0123456789")
+    linked = vp.copy_tree(root, tmp_path / "copy")
+    assert (tmp_path / "copy" / "model.bin").is_symlink()
+    (tmp_path / "copy" / "model.bin").write_bytes(b"new model, written through the link")
+    assert linked.changed() == ["model.bin"]
+
+
+def test_measured_runs_read_no_stdin(tmp_path: Path, monkeypatch) -> None:
+    """Each measured run inherited tfdiag's stdin: the first version read a piped input,
+    the second got nothing, and the patch was refused as 'outputs differ'."""
+    import subprocess
+
+    import tfdiag.fix.verify_patch as vp
+
+    seen: dict[str, object] = {}
+
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen.update(kwargs)
+        return subprocess.CompletedProcess(cmd, 1, "", "")
+
+    monkeypatch.setattr(vp.subprocess, "run", fake_run)
+    (tmp_path / "v").mkdir()
+    vp.run_once(tmp_path / "v", "train.py", [], tmp_path, 10.0)
+    assert seen.get("stdin") is subprocess.DEVNULL

@@ -41,6 +41,20 @@ class TracedBlock:
         self._step: AbstractContextManager[Any] | None = None
         self._export_s: float | None = None
         self.done = False
+        self.spoiled = False
+
+    @property
+    def in_call(self) -> bool:
+        """Whether a traced call is running now."""
+        return self._step is not None
+
+    def spoil(self, note: str) -> None:
+        """The trace holds what it should not (another thread's call): no more calls are
+        traced, and :meth:`finish` drops it."""
+        if not self.spoiled:
+            self.spoiled = True
+            self.notes.append(note)
+        self.done = True
 
     def begin(self) -> bool:
         """A call starts: whether it runs under the TF profiler (it does until the block
@@ -96,7 +110,7 @@ class TracedBlock:
         if self._step is not None:  # a call that never ended: its trace is incomplete
             self._step = None
             failed = True
-        if failed or not read or not self.traced_s:
+        if failed or self.spoiled or not read or not self.traced_s:
             trace.abort()
             return None, ()
         try:

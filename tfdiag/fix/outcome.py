@@ -34,7 +34,9 @@ class Target:
 @dataclass(frozen=True)
 class Edit:
     """One file's new text. ``line`` is the line of the original the edit is about and
-    ``new_line`` where that code is in the new text (the site ``tfdiag fix`` times)."""
+    ``new_line`` where that code is in the new text (the site ``tfdiag fix`` times).
+    ``encoding`` is the file's (``utf-8-sig`` with a BOM): ``before`` encoded in it is
+    the file's bytes, ``after`` encoded in it the bytes written."""
 
     kind: str
     file: str
@@ -43,6 +45,15 @@ class Edit:
     before: str
     after: str
     summary: str
+    encoding: str = "utf-8"
+
+    @property
+    def old_bytes(self) -> bytes:
+        return self.before.encode(self.encoding)
+
+    @property
+    def new_bytes(self) -> bytes:
+        return self.after.encode(self.encoding)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,11 @@ nodes it names and nothing else: the rest of the file prints back byte for byte.
 from __future__ import annotations
 
 import hashlib
+import io
+import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -21,17 +24,34 @@ LOOPS = (cst.For, cst.While)
 BLOCKS = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.If, cst.Try, cst.With)
 
 
-def digest(text: str) -> str:
-    """The hash ``--apply`` compares a file with before writing it."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def digest(data: bytes) -> str:
+    """The hash ``--apply`` compares a file's bytes with before writing it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """A Python file's bytes as its text and encoding, the way Python reads it (a BOM, a
+    PEP 263 ``coding:`` line; UTF-8 otherwise), its line endings left as they are:
+    ``text.encode(encoding)`` gives the same bytes back, so an edit changes only what it
+    edits (a CRLF file stays CRLF, a BOM stays). Raises SyntaxError (a bad declaration) or
+    UnicodeDecodeError."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def read(path: Path) -> tuple[str, str]:
+    """:func:`decode` of the file at ``path``."""
+    return decode(path.read_bytes())
 
 
 @dataclass
 class Source:
-    """One parsed file: its text, its tree and where each node sits."""
+    """One parsed file: its text (line endings as in the file), the encoding it is
+    written back in, its tree and where each node sits."""
 
     path: str
     text: str
+    encoding: str = "utf-8"
     module: cst.Module = field(init=False)
     wrapper: MetadataWrapper = field(init=False)
 
@@ -43,7 +63,7 @@ class Source:
 
     @property
     def sha256(self) -> str:
-        return digest(self.text)
+        return digest(self.text.encode(self.encoding))
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         return self._pos[node]

@@ -20,11 +20,12 @@ import math
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,23 +96,80 @@ class Verified:
         }
 
 
-def copy_tree(root: Path, into: Path) -> None:
-    """The script's folder at ``into``: Python files copied (a patch may change them),
-    everything else linked (data is read, not copied)."""
+#: A data file up to this size is copied into the measured copy; a larger one is linked.
+COPY_MAX_FILE = 16 * 2**20
+#: At most this many bytes of data files are copied per copy; the rest is linked.
+COPY_BUDGET = 256 * 2**20
+
+
+@dataclass
+class Linked:
+    """The files of the user's folder a copy links instead of copying (too large), each
+    with its size and modification time when linked: :meth:`changed` names those a
+    measured run wrote through its link."""
+
+    root: Path
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def add(self, rel: Path, st: os.stat_result) -> None:
+        self.files[str(rel)] = (st.st_size, st.st_mtime_ns)
+
+    def changed(self) -> list[str]:
+        out = []
+        for rel, was in self.files.items():
+            try:
+                st = (self.root / rel).stat()
+            except OSError:
+                out.append(rel)
+                continue
+            if (st.st_size, st.st_mtime_ns) != was:
+                out.append(rel)
+        return out
+
+
+def copy_tree(root: Path, into: Path) -> Linked:
+    """The script's folder at ``into``, so that a measured run changes nothing of the
+    user's: Python files and data files are copied (a run that appends to a log or saves
+    a model over its last one writes into the copy), a data file too large to copy
+    (:data:`COPY_MAX_FILE`, :data:`COPY_BUDGET`) is linked and returned in :class:`Linked`
+    to be checked after the runs; a folder that is a link is linked (it is data kept
+    elsewhere: the copy would not hold it otherwise)."""
     count = 0
+    budget = COPY_BUDGET
+    linked = Linked(root)
     for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
-        rel = Path(folder).relative_to(root)
+        here = Path(folder)
+        rel = here.relative_to(root)
         (into / rel).mkdir(parents=True, exist_ok=True)
+        kept = []
+        for d in dirs:
+            if d in SKIPPED_DIRS:
+                continue
+            if (here / d).is_symlink():
+                os.symlink((here / d).resolve(), into / rel / d)
+            else:
+                kept.append(d)
+        dirs[:] = kept
         for name in names:
             count += 1
             if count > MAX_FILES:
                 raise InputError(f"{root} holds over {MAX_FILES} files: too many to copy to verify")
-            src, dst = Path(folder) / name, into / rel / name
-            if name.endswith(".py"):
+            src, dst = here / name, into / rel / name
+            try:
+                st = src.stat()
+            except OSError:  # a dangling link: as it is
+                os.symlink(os.readlink(src), dst)
+                continue
+            if name.endswith(".py") or (
+                stat.S_ISREG(st.st_mode) and st.st_size <= min(COPY_MAX_FILE, budget)
+            ):
                 shutil.copy2(src, dst)
+                if not name.endswith(".py"):
+                    budget -= st.st_size
             else:
                 os.symlink(src.resolve(), dst)
+                linked.add(rel / name, st)
+    return linked
 
 
 def run_once(
@@ -140,8 +198,14 @@ def run_once(
     ]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
     try:
-        proc = subprocess.run(
-            cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s
+        proc = subprocess.run(  # no stdin: both versions read the same (nothing)
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
         )
     except subprocess.TimeoutExpired:
         return Outcome(124, f"timed out after {timeout_s:.0f} s", "", math.inf)
@@ -246,9 +310,9 @@ def verify(
     with tempfile.TemporaryDirectory(prefix="tfdiag-fix-") as tmp:
         base = Path(tmp)
         orig, patched = base / "original", base / "patched"
-        copy_tree(root, orig)
+        linked = copy_tree(root, orig)
         copy_tree(root, patched)
-        (patched / relpath).write_text(edit.after, encoding="utf-8")
+        (patched / relpath).write_bytes(edit.new_bytes)  # the bytes --apply writes
         inside = cwd.resolve().is_relative_to(root)
         where = {
             v: (v / cwd.resolve().relative_to(root)) if inside else cwd for v in (orig, patched)
@@ -261,7 +325,19 @@ def verify(
             for v in order:
                 o = run_once(v, rel_script, argv, where[v], timeout_s)
                 (before if v is orig else after).append(_relative(o, v))
-    return judge(before, after, edit, relpath, rtol)
+    verdict = judge(before, after, edit, relpath, rtol)
+    written = linked.changed()
+    if written:  # a file too large to copy, written through its link: the user's own
+        names = ", ".join(written[:3]) + (
+            f" and {len(written) - 3} more" if len(written) > 3 else ""
+        )
+        return replace(
+            verdict,
+            ok=False,
+            reason=f"the script wrote to {names} in your folder while it was measured "
+            "(too large to copy, linked): not offered",
+        )
+    return verdict
 
 
 def _relative(o: Outcome, folder: Path) -> Outcome:

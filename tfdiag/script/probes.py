@@ -66,6 +66,9 @@ class ScriptProbes:
         self._stack = ExitStack()
         self._block_owner: SiteProbes | None = None
         self._blocks = 0
+        #: Recorded calls running now, in every thread (:meth:`entering` to :meth:`ended`).
+        self._flight = 0
+        self._flight_lock = threading.Lock()
 
     def new_site(self) -> SiteProbes:
         return SiteProbes(self.clock)
@@ -98,7 +101,18 @@ class ScriptProbes:
         calls: when another site's block is open between two of its calls, the trace of
         those calls is written now, so this call's ops (the pipelines a ``predict`` builds,
         its threads) are never read as the other site's. A call made inside the traced
-        call (a callback's ``predict`` in a ``fit``) is part of it: the block stays open."""
+        call (a callback's ``predict`` in a ``fit``) is part of it: the block stays open.
+
+        A call of another thread while a call is traced puts its ops in the process-wide
+        trace, which then cannot be split by call: that trace is dropped (with a note)."""
+        with self._flight_lock:
+            self._flight += 1
+            owner = self._block_owner
+            if owner is not None and owner.block is not None and owner.block.in_call:
+                owner.block.spoil(
+                    "TF profiler probe: a call from another thread ran while a call was "
+                    "traced; the trace holds both and cannot be split by call: not read"
+                )
         owner = self._block_owner
         if owner is not None and owner is not site and owner.block is not None:
             owner.block.close()
@@ -107,18 +121,24 @@ class ScriptProbes:
 
     def plain(self, site: SiteProbes) -> bool:
         """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
-        (else its Python callbacks are recorded). :meth:`entering` ran first."""
-        if self.tf_profiler and site.block is None and self._block_owner is None:
+        (else its Python callbacks are recorded). :meth:`entering` ran first. No trace
+        begins while another thread's call runs (its ops would be in it)."""
+        with self._flight_lock:
+            alone = self._flight == 1
+        if self.tf_profiler and alone and site.block is None and self._block_owner is None:
             if self._blocks < MAX_TRACED_SITES and self.steps > 0:
                 site.block = TracedBlock(limit=self.steps, clock=self.clock)
                 self._block_owner, self._blocks = site, self._blocks + 1
-        if site.block is not None and not site.block.done and site.block.begin():
+        if alone and site.block is not None and not site.block.done and site.block.begin():
             return True
         self._callbacks.site = site
         return False
 
     def ended(self, site: SiteProbes, seconds: float, traced: bool) -> None:
-        """A call ended (:meth:`plain`'s, or a profiled one)."""
+        """A call ended (:meth:`plain`'s, or a profiled one, or one that failed before it
+        ran): once for each :meth:`entering`."""
+        with self._flight_lock:
+            self._flight -= 1
         self._callbacks.site = None
         if traced and site.block is not None:
             site.block.end(seconds)

@@ -128,6 +128,7 @@ class Recorder:
                 except BaseException:
                     session.detach()
                     PROFILER_LOCK.release()
+                    self.probes.ended(probes, 0.0, False)  # paired with entering
                     raise
                 if fit_cb is not None:
                     kwargs = {**kwargs, "callbacks": [*(kwargs.get("callbacks") or ()), fit_cb]}

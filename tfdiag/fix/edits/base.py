@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 
 from tfdiag.fix.outcome import Edit, NoEdit, Target
-from tfdiag.fix.source import Source
+from tfdiag.fix.source import Source, read
 
 __all__ = ["Edit", "EditFn", "Files", "NoEdit", "Target", "edited", "source_for"]
 
@@ -44,9 +44,11 @@ class Files:
             found = NoEdit(f"{path} is not a file here")
         else:
             try:
-                found = Source(str(path), path.read_text(encoding="utf-8"))
-            except (UnicodeDecodeError, cst.ParserSyntaxError) as exc:
+                found = Source(str(path), *read(path))
+            except (UnicodeDecodeError, SyntaxError, cst.ParserSyntaxError) as exc:
                 found = NoEdit(f"{path.name} does not parse ({type(exc).__name__})")
+            except OSError as exc:
+                found = NoEdit(f"{path.name} cannot be read ({exc.strerror or exc})")
         self._parsed[path] = found
         return found
 
@@ -63,7 +65,7 @@ EditFn = Callable[[Files, Target], "Edit | NoEdit"]
 
 def edited(source: Source, kind: str, line: int, new: cst.Module, summary: str) -> Edit:
     """The edit of ``source`` to the tree ``new``; ``line`` is both old and new line."""
-    return Edit(kind, source.path, line, line, source.text, new.code, summary)
+    return Edit(kind, source.path, line, line, source.text, new.code, summary, source.encoding)
 
 
 def source_for(files: Files, target: Target) -> Source | NoEdit:

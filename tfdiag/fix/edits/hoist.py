@@ -123,6 +123,7 @@ def hoist(files: Files, target: Target) -> Edit | NoEdit:
         source.text,
         new.code,
         f"moved line {target.line} before {where} (line {at}): built once",
+        source.encoding,
     )
 
 

@@ -207,4 +207,5 @@ def tune_pipeline(files: Files, target: Target) -> Edit | NoEdit:
         source.text,
         tuned.code,
         f"`{name}` (line {at}): " + " and ".join(what),
+        source.encoding,
     )

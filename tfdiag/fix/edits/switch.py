@@ -135,6 +135,7 @@ def remove_switch(files: Files, target: Target) -> Edit | NoEdit:
             source.text,
             module.code,
             f"removed `{switch.spelled}` (line {at})",
+            source.encoding,
         )
     return NoEdit(f"`{switch.spelled}` is set nowhere in your files, so it is not removed here")
 
