@@ -61,6 +61,32 @@ def test_explain_with_user_rules(saved: Path, tmp_path: Path) -> None:
     assert "callbacks" in cats and "input-pipeline" not in cats
 
 
+def test_a_rule_that_matches_no_function_says_which_glob_matched_nothing(
+    saved: Path, tmp_path: Path
+) -> None:
+    """Issue 35: a rules file whose path glob matched no function was silent."""
+    rule = {"function": "*", "category": "callbacks", "why": "test"}
+    rules = tmp_path / "rules.json"
+    rules.write_text(
+        json.dumps(
+            [
+                {**rule, "path": "keras/src/trainers/data_adapters/*"},
+                {**rule, "path": "mylib/nothere*.py"},
+                {**rule, "path": "keras/src/trainers/*", "function": "no_such_function"},
+            ]
+        )
+    )
+    proc = run_cli("explain", str(saved), "--rules", str(rules), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["categories"]  # the report, as before, on stdout
+    assert proc.stderr.splitlines() == [
+        f"tfdiag: warning: {rules}: rule 2: its path 'mylib/nothere*.py' matches no "
+        "function's module",
+        f"tfdiag: warning: {rules}: rule 3: its function 'no_such_function' matches no "
+        "function under path 'keras/src/trainers/*'",
+    ]
+
+
 @pytest.mark.parametrize(
     ("make", "fragment"),
     [

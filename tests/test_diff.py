@@ -208,6 +208,16 @@ def test_the_formats_text_json_and_html() -> None:
     assert "per-call-input-pipeline" in page
 
 
+def test_a_538x_speed_up_reads_as_1_538_of_the_time_not_0_00x() -> None:
+    """Issue 35: the headline printed a 538× speed-up as "0.00× the time"."""
+    result = tfdiag.diff(predict_loop(0.538), on_batch(0.001))
+    assert result.ratio == pytest.approx(1 / 538, rel=0.01)
+    text = result.render("text", width=120)
+    assert "AFTER is faster: 1/538 of the time per iteration, beyond both runs' noise" in text
+    back = tfdiag.diff(on_batch(0.001), predict_loop(0.538)).render("text", width=120)
+    assert "AFTER is slower: 538× the time per iteration" in back
+
+
 def test_a_label_is_data_in_every_format() -> None:
     evil = on_batch()
     evil = replace(evil, call=replace(evil.call, label="<script>x</script>\x1b[2J[red]"))

@@ -114,6 +114,18 @@ def test_the_tf_profiler_block_is_compared_with_the_rest_of_the_timed_pass() -> 
     assert report.timing.median_s == 0.01  # the plain iterations, after the traced block
 
 
+def test_the_probe_cost_names_the_jax_profiler_on_jax() -> None:
+    """Issue 35: on Keras' JAX backend the probe-cost line said "TF profiler ×1.05"; the
+    block was traced by jax.profiler."""
+    watched = replace(SAMPLES, iteration_s=(0.012, 0.012, 0.01, 0.01))
+    report = _timed((0.012, 0.012, 0.01, 0.01), traced=2, sampling=watched)
+    on_jax = replace(report, environment=replace(report.environment, backend="jax"))
+    assert dict(slowdowns(on_jax)) == pytest.approx({"cProfile": 2.0, "JAX profiler": 1.2})
+    text = io.StringIO()
+    Console(file=text, width=200).print(render_report(diagnosis_of(on_jax)))
+    assert "JAX profiler ×1.20" in text.getvalue() and "TF profiler" not in text.getvalue()
+
+
 def test_console_shows_cost_op_time_no_device_and_both_breakdowns() -> None:
     report = _report(0.01)
     tf = report.probes.tf_profile if report.probes else None

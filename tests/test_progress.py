@@ -144,3 +144,38 @@ def test_compare_on_a_terminal_shows_its_methods(
     quiet = _fake_stderr(monkeypatch, terminal=False)
     tfdiag.compare(tiny_model_factory("keras3"), x, methods=["predict"], repeats=2)
     assert quiet.getvalue() == ""
+
+
+class _Stop(Exception):
+    pass
+
+
+def _demo_until_tensorflow(monkeypatch: pytest.MonkeyPatch, buf: io.StringIO) -> str:
+    """``tfdiag demo`` up to its TensorFlow import: what stderr showed by then."""
+    import tfdiag.capture.native_log as native_log
+    from tfdiag.frontends.cli import build_parser
+
+    seen = []
+
+    def stop() -> None:
+        seen.append(buf.getvalue())
+        raise _Stop
+
+    monkeypatch.setattr(native_log, "import_tensorflow", stop)
+    args = build_parser().parse_args(["demo"])
+    with pytest.raises(_Stop):
+        args.func(args)
+    return seen[0]
+
+
+def test_demo_says_what_it_does_before_the_seconds_of_tensorflow_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35: a terminal showed nothing for ~15 s (TensorFlow's import, the model's build)
+    before the first bar; a pipe stays clean."""
+    shown = _demo_until_tensorflow(monkeypatch, _fake_stderr(monkeypatch, terminal=True))
+    assert shown.startswith("tfdiag demo: importing TensorFlow")
+    assert "predict × 20" in shown and len(shown.splitlines()) == 1
+    assert _demo_until_tensorflow(monkeypatch, _fake_stderr(monkeypatch, terminal=False)) == ""
+    monkeypatch.setenv(progress.ENV, "0")
+    assert _demo_until_tensorflow(monkeypatch, _fake_stderr(monkeypatch, terminal=True)) == ""

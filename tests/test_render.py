@@ -154,7 +154,8 @@ def test_every_view_and_document_of_a_report_draws_on_one_diagnosis(
 def test_a_big_speed_up_is_never_printed_as_zero_times_the_time() -> None:
     from tfdiag.records.units import fmt_ratio
 
-    assert fmt_ratio(1 / 538) == "0.0019×"  # was "0.00×"
+    assert fmt_ratio(1 / 538) == "1/538×"  # was "0.00×", then "0.0019×"
+    assert fmt_ratio(0.0099) == "1/101×"
     assert (fmt_ratio(0.03), fmt_ratio(1.07), fmt_ratio(12.5), fmt_ratio(162.0)) == (
         "0.03×",
         "1.07×",

@@ -127,10 +127,10 @@ def retracing_check(report: RunRecord, a: Analysis) -> RetracingCheck | None:
 def slowdowns(record: RunRecord) -> tuple[tuple[str, float], ...]:
     """Each probe's median iteration over the plain median: ``(("cProfile", 1.4), ...)``.
 
-    The plain iterations are the timed ones no tracer slowed. The TF profiler's ratio is
-    its traced block over them (or, in a report whose TF profiler ran a pass of its own,
-    that pass); the sampler watches the timed pass throughout, so it has a ratio only in
-    such older reports, where it had a pass of its own too.
+    The plain iterations are the timed ones no tracer slowed. The TF profiler's ratio (the
+    JAX profiler's, on JAX) is its traced block over them (or, in a report whose TF profiler
+    ran a pass of its own, that pass); the sampler watches the timed pass throughout, so it
+    has a ratio only in such older reports, where it had a pass of its own too.
     """
     t, probes = record.timing, record.probes
     base = median(t.plain_s)
@@ -141,8 +141,9 @@ def slowdowns(record: RunRecord) -> tuple[tuple[str, float], ...]:
     if sampling is not None and sampling.iteration_s != t.iteration_s:
         passes.append(("sampling", sampling.iteration_s))
     tf = probes.tf_profile if probes is not None else None
+    tracer = "JAX profiler" if record.environment.framework == "jax" else "TF profiler"
     if t.traced and len(t.iteration_s) > t.traced:
-        passes.append(("TF profiler", t.iteration_s[: t.traced]))
+        passes.append((tracer, t.iteration_s[: t.traced]))
     elif tf is not None and not t.traced:
         passes.append(("TF profiler", tf.iteration_s))
     return tuple((name, m / base) for name, times in passes if (m := median(times)) is not None)

@@ -30,13 +30,22 @@ def fmt_times(ratio: float) -> str:
 
 
 def fmt_ratio(ratio: float | None) -> str:
-    """A ratio in a table column: ``162×``, ``12.5×``, ``1.07×``, ``0.0019×`` (two
-    significant digits below 0.01, so a 538× speed-up is not ``0.00×``), ``–`` when unknown."""
+    """A ratio in a table column: ``162×``, ``12.5×``, ``1.07×``, ``0.08×``; below 0.01 one
+    over its inverse, ``1/538×`` (a 538× speed-up: not ``0.00×``, nor ``0.0019×`` to divide
+    in one's head); ``–`` when unknown."""
     if ratio is None:
         return "–"
     if 0 < ratio < 0.01:
-        return f"{ratio:.2g}×"
+        return f"1/{1 / ratio:.0f}×"
     return f"{ratio:.0f}×" if ratio >= 100 else f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
+
+
+def fmt_of_the_time(ratio: float | None) -> str:
+    """A time ratio in prose: ``0.08× the time``, ``538× the time``; below 0.01
+    ``1/538 of the time``."""
+    if ratio is not None and 0 < ratio < 0.01:
+        return f"1/{1 / ratio:.0f} of the time"
+    return f"{fmt_ratio(ratio)} the time"
 
 
 def fmt_signed_percent(percent: float | None) -> str:

@@ -47,6 +47,16 @@ def _console() -> Any:
     return Console(stderr=True)
 
 
+def first_line(text: str, *, console: Any = None) -> None:
+    """``text`` on stderr at once, where a bar would show (a terminal, a notebook): what
+    long work is doing before its first bar; nothing on a pipe or a log."""
+    if not wanted():
+        return
+    console = console if console is not None else _console()
+    if watched(console):
+        console.print(text, markup=False, highlight=False)
+
+
 @contextmanager
 def progress_bar(
     description: str, *, enabled: bool = True, console: Any = None

@@ -49,10 +49,16 @@ def run(args: argparse.Namespace) -> int:
     from tfdiag.frontends.demo import run_demo
     from tfdiag.records.files import check_targets
     from tfdiag.records.report import report_paths
+    from tfdiag.render.progress import first_line
 
     if args.save:  # before TensorFlow is imported and the model profiled
         check_targets(report_paths(args.save), overwrite=args.force)
 
+    # TensorFlow's import and the model's build take seconds before the first bar.
+    first_line(
+        "tfdiag demo: importing TensorFlow, then profiling a tiny model's predict "
+        f"× {args.iterations}…"
+    )
     import_tensorflow()  # its start-up log lines kept (capture/native_log.py)
     status = 0
     try:

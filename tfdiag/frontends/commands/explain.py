@@ -74,6 +74,7 @@ def _explain(args: argparse.Namespace) -> int:
     from tfdiag.advise import check_finding_rules
     from tfdiag.records.catalog import load_rules
     from tfdiag.records.catalog.finding_rules import load_finding_rules
+    from tfdiag.records.catalog.rule import unmatched_rules
     from tfdiag.results.load import load_result
     from tfdiag.results.report import Report
 
@@ -82,7 +83,10 @@ def _explain(args: argparse.Namespace) -> int:
         if not isinstance(report, Report):
             raise InputError("--rules and --findings apply to profile reports only")
     if args.rules:
-        report = replace(report, rules=load_rules(args.rules) + report.rules)
+        rules = load_rules(args.rules)
+        for line in unmatched_rules(rules, report.profile):  # else a typo'd glob is silent
+            print(f"tfdiag: warning: {clean(str(args.rules))}: {clean(line)}", file=sys.stderr)
+        report = replace(report, rules=rules + report.rules)
     if args.findings:
         extra = check_finding_rules(load_finding_rules(args.findings) + report.finding_rules)
         report = replace(report, finding_rules=extra)

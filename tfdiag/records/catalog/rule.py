@@ -22,13 +22,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from tfdiag.records.errors import InputError
 from tfdiag.records.fields import text
 from tfdiag.records.function_stat import builtin_name
 from tfdiag.records.paths import normalize_path
 from tfdiag.records.reading import MAX_RULES_BYTES, parse_json, read_regular
+
+if TYPE_CHECKING:
+    from tfdiag.records.stats import ProfileStats
 
 
 class Category(str, Enum):
@@ -268,13 +271,38 @@ class Catalog:
         candidates = self._candidates(file)
         found = None
         if candidates.rules:
-            names = {name, name.rsplit(".", 1)[-1]}
-            if name.startswith("<"):  # a C function: also its short form, `EagerTensor._numpy`
-                short = builtin_name(name).strip("{}")
-                names |= {short, short.rsplit(".", 1)[-1]}
-            found = candidates.first(names)
+            found = candidates.first(name_forms(name))
         self._matched[key] = found
         return found
+
+
+def name_forms(name: str) -> set[str]:
+    """The names a rule's function glob is tried on: the qualified name and its last
+    component, and for a C function also its short form (``EagerTensor._numpy``)."""
+    names = {name, name.rsplit(".", 1)[-1]}
+    if name.startswith("<"):
+        short = builtin_name(name).strip("{}")
+        names |= {short, short.rsplit(".", 1)[-1]}
+    return names
+
+
+def unmatched_rules(rules: Sequence[Rule], stats: ProfileStats) -> list[str]:
+    """One line for each rule that matches no function of ``stats``, naming the glob that
+    matched nothing: its ``path`` (no function's module), else its ``function`` (no
+    function under that path). Rules are numbered from 1, in the file's order."""
+    index, fns = stats.index, stats.functions
+    lines = []
+    for n, rule in enumerate(rules, 1):
+        if not index.paths(rule.path):
+            lines.append(f"rule {n}: its path {rule.path!r} matches no function's module")
+            continue
+        test = re.compile(fnmatch.translate(rule.function)).match
+        if not any(test(form) for i in index.rows(rule.path) for form in name_forms(fns[i].name)):
+            lines.append(
+                f"rule {n}: its function {rule.function!r} matches no function under "
+                f"path {rule.path!r}"
+            )
+    return lines
 
 
 class _Named(Protocol):
