@@ -4,9 +4,10 @@ finding carries one. (tests/test_browser.py opens it in Chromium.)"""
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,10 @@ from synth import Node, build_stats, full_set_report
 from test_injection import RESULTS, SCRIPT
 
 import tfdiag
+from tfdiag.advise import Finding
 from tfdiag.records.errors import InputError
+from tfdiag.records.verification import VariantRun, Verification
+from tfdiag.render.findings import verification_lines
 from tfdiag.render.html.flame import MAX_NODES, profile_tree
 from tfdiag.render.html.page import SCRIPTS, VENDOR
 from tfdiag.render.html.report import finding_html
@@ -162,35 +166,42 @@ def test_the_profile_tree_survives_recursion_and_is_bounded() -> None:
     assert len(_walk(tree)) <= MAX_NODES + 3
 
 
-@dataclass(frozen=True)
-class _Verified:
-    id: str = "per-call-input-pipeline"
-    title: str = "A pipeline per call"
-    severity: str = "high"
-    impact: float = 0.9
-    evidence: tuple[str, ...] = ("90 % of steady state",)
-    fix: str = "call model(x) inside a tf.function built once"
-    verification: dict[str, Any] = field(
-        default_factory=lambda: {
-            "status": "confirmed",
-            "speedup": 12.5,
-            "fix": "model(x)",
-            "check": "outputs match",
-            "medians": {"before_s": 0.05, "after_s": 0.004},
-            "note": SCRIPT,
-        }
+def _verified(note: str = SCRIPT) -> Verification:
+    """A finding's verification as verify makes it: a two-line fix (built once, then
+    called), its figures and check, a note."""
+    fix = "predict_fn = tf.function(lambda x: model(x))  # once\npredict_fn(x).numpy()"
+    run = VariantRun(
+        "predict_fn", fix, times_s=(0.004, 0.0041, 0.0039), check="outputs match", passed=True
+    )
+    return Verification(
+        "per-call-input-pipeline",
+        baseline="model.predict(x)",
+        baseline_times_s=(0.05, 0.051, 0.049),
+        variants=(run,),
+        notes=(note,),
     )
 
 
-def test_a_findings_verification_is_shown_whatever_its_keys() -> None:
-    html = finding_html(1, _Verified())  # type: ignore[arg-type]
-    assert "Verification: confirmed" in html
-    for key in ("speedup", "check", "medians", "note"):
-        assert f"<dt>{key}</dt>" in html
-    assert "12.5" in html and "before_s: 0.05" in html
-    assert "<script>" not in html and "&lt;/script&gt;" in html
-    plain = finding_html(1, _Verified(verification={}))  # type: ignore[arg-type]
-    assert "Verification" not in plain
+def test_a_findings_verification_reads_as_the_consoles() -> None:
+    """The page shows a verification as the console does (issue 35: it listed the record's
+    keys, `baseline_median_s 0.07688`, `bound_speedup None`, and joined the two-line fix so
+    the call sat after the `# once` comment)."""
+    v = _verified()
+    finding = Finding(
+        "per-call-input-pipeline", "A pipeline per call", "high", 0.9, (), "f", verification=v
+    )
+    html = finding_html(1, finding)
+    (block,) = re.findall(r'<pre class="verification">(.*?)</pre>', html, re.S)
+    console = [line.plain for line in verification_lines(v, body="")]
+    assert html_lib.unescape(block) == "\n".join(console)
+    assert "Verification: verified 12.5× faster with predict_fn" in console[0]
+    # the fix's two lines stay two lines: pasted, the call is not commented out
+    assert any(line.strip() == "predict_fn(x).numpy()" for line in block.split("\n"))
+    for raw in ("baseline_median_s", "bound_speedup", "None", "<dt>"):
+        assert raw not in html
+    assert "<script>" not in html and "&lt;/script&gt;" in html  # the note is data
+    plain = replace(finding, verification=None)
+    assert "verification" not in finding_html(1, plain)
 
 
 def test_the_vendored_libraries_keep_their_licences() -> None:

@@ -78,9 +78,8 @@ caption { caption-side: bottom; text-align: left; color: var(--dim); font-size: 
 .finding .impact { color: var(--dim); font-weight: 400; font-size: 13px; }
 .finding ul { margin: 4px 0; padding-left: 20px; }
 .fix-label { color: #1a7f37; font-weight: 600; }
-.verification { background: #f6f8fa; border-radius: 6px; padding: 6px 10px; margin-top: 6px; }
-.verification dl { display: grid; grid-template-columns: max-content 1fr; gap: 0 12px;
-  margin: 4px 0 0; } .verification dd { margin: 0; }
+.verification { background: #f6f8fa; border-radius: 6px; padding: 6px 10px; margin-top: 6px;
+  white-space: pre-wrap; overflow-x: auto; }
 figure.timeline { margin: 8px 0; } figure.timeline svg { max-width: 100%; height: auto; }
 figure.timeline text { font-size: 11px; fill: var(--dim); }
 .grid { stroke: var(--line); stroke-width: 1; }

@@ -4,18 +4,18 @@ sampled stacks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from tfdiag.advise import Finding
 from tfdiag.advise.diagnosis import Diagnosis
 from tfdiag.analysis.lines import UserLine
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_pct0
-from tfdiag.records.verification import Verification, verification_view
+from tfdiag.records.verification import Verification
 from tfdiag.records.version import __version__
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.console import report_tables
+from tfdiag.render.findings import verification_lines
 from tfdiag.render.header import header_rows
 from tfdiag.render.html.flame import profile_tree, sampled_tree
 from tfdiag.render.html.page import e, flame_section, page
@@ -42,33 +42,14 @@ def _header(report: RunRecord) -> str:
     return f"<h1>tfdiag · {e(call.label)}{partial}</h1><dl class=head>{cells}</dl>"
 
 
-def _value(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "; ".join(f"{k}: {_value(v)}" for k, v in value.items())
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return ", ".join(_value(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def verification_html(verification: Any) -> str:
-    """A finding's ``verification`` (a mapping: status, speedup, fix, check, ...) as a
-    list of its keys and values, whatever keys it has; empty without one."""
-    if not verification:
+def verification_html(verification: Verification | None) -> str:
+    """A finding's verification as the console shows it (``verification_lines``): the
+    verdict, each variant's figures and check, the code it ran kept line by line, the
+    notes; empty without one."""
+    if verification is None:
         return ""
-    if not isinstance(verification, Mapping):
-        return f'<div class="verification"><b>Verified:</b> {e(_value(verification))}</div>'
-    rows = "".join(f"<dt>{e(k)}</dt><dd>{e(_value(v))}</dd>" for k, v in verification.items())
-    status = verification.get("status")
-    head = f"Verification: {e(status)}" if status is not None else "Verification"
-    return f'<div class="verification"><b>{head}</b><dl>{rows}</dl></div>'
-
-
-def _verification_of(f: Finding) -> Any:
-    """The finding's verification as its JSON view (``findings[i].verification``)."""
-    v = getattr(f, "verification", None)
-    return verification_view(v) if isinstance(v, Verification) else v
+    text = "\n".join(line.plain for line in verification_lines(verification, body=""))
+    return f'<pre class="verification">{e(text)}</pre>'
 
 
 def finding_html(n: int, f: Finding) -> str:
@@ -79,7 +60,7 @@ def finding_html(n: int, f: Finding) -> str:
         f'{e(f.title)} <span class="impact">(impact {e(fmt_pct0(f.impact))})</span></h3>'
         + (f"<ul>{evidence}</ul>" if evidence else "")
         + f'<div><span class="fix-label">Fix:</span><pre class="fix">{e(f.fix)}</pre></div>'
-        + verification_html(_verification_of(f))
+        + verification_html(f.verification)
         + "</article>"
     )
 
