@@ -34,7 +34,9 @@ class Target:
 @dataclass(frozen=True)
 class Edit:
     """One file's new text. ``line`` is the line of the original the edit is about and
-    ``new_line`` where that code is in the new text (the site ``tfdiag fix`` times)."""
+    ``new_line`` where that code is in the new text (the site ``tfdiag fix`` times).
+    ``same_call`` is False where one call of the new code does the work of many calls of
+    the old (one ``fit`` of every epoch): its time per call is no measure, the script's is."""
 
     kind: str
     file: str
@@ -43,6 +45,7 @@ class Edit:
     before: str
     after: str
     summary: str
+    same_call: bool = True
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from tfdiag.fix.edits.base import Edit, EditFn, Files, NoEdit, Target
 from tfdiag.fix.edits.constant import tf_constant
 from tfdiag.fix.edits.decorate import tf_function
+from tfdiag.fix.edits.fit import one_fit
 from tfdiag.fix.edits.hoist import hoist
 from tfdiag.fix.edits.pipeline import tune_pipeline
 from tfdiag.fix.edits.predict import predict_on_batch
@@ -32,6 +33,12 @@ EDITS: tuple[EditKind, ...] = (
         ("keras-loop:predict", "per-call-input-pipeline:predict*"),
         predict_on_batch,
         "`model.predict(x)` per batch → `model.predict_on_batch(x)`",
+    ),
+    EditKind(
+        "one-fit",
+        ("keras-loop:fit", "per-call-input-pipeline:fit"),
+        one_fit,
+        "`fit` called once per epoch in a loop → one `fit` of every epoch",
     ),
     EditKind(
         "hoist",
