@@ -30,13 +30,17 @@ class EditKind:
 EDITS: tuple[EditKind, ...] = (
     EditKind(
         "predict-on-batch",
-        ("keras-loop:predict", "per-call-input-pipeline:predict*"),
+        (
+            "keras-loop:predict",
+            "per-call-input-pipeline:predict*",
+            "per-call-input-pipeline:jax:predict*",
+        ),
         predict_on_batch,
         "`model.predict(x)` per batch → `model.predict_on_batch(x)`",
     ),
     EditKind(
         "one-fit",
-        ("keras-loop:fit", "per-call-input-pipeline:fit"),
+        ("keras-loop:fit", "per-call-input-pipeline:fit", "per-call-input-pipeline:jax:fit"),
         one_fit,
         "`fit` called once per epoch in a loop → one `fit` of every epoch",
     ),
