@@ -36,7 +36,9 @@ class Edit:
     """One file's new text. ``line`` is the line of the original the edit is about and
     ``new_line`` where that code is in the new text (the site ``tfdiag fix`` times).
     ``encoding`` is the file's (``utf-8-sig`` with a BOM): ``before`` encoded in it is
-    the file's bytes, ``after`` encoded in it the bytes written."""
+    the file's bytes, ``after`` encoded in it the bytes written. ``same_call`` is False
+    where one call of the new code does the work of many calls of the old (one ``fit`` of
+    every epoch): its time per call is no measure, the script's is."""
 
     kind: str
     file: str
@@ -46,6 +48,7 @@ class Edit:
     after: str
     summary: str
     encoding: str = "utf-8"
+    same_call: bool = True
 
     @property
     def old_bytes(self) -> bytes:

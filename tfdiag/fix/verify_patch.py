@@ -3,11 +3,11 @@ temporary folder, interleaved, with the same arguments, each under ``tfdiag run`
 only: its per-site timing of every Keras call and ``tf.function`` step), and compared.
 
 The patch is offered when (1) the patched version is faster beyond the noise — at the
-edited line when it is a call site in both versions (the median per call, and every
-patched run's median below every original run's, or with one run each the patched
-calls' upper quartile below the original's lower one), else over the script's wall time
-(every patched run below every original run; with one run each, at least
-:data:`ONE_RUN_RATIO` faster) — and (2) the results agree: the exit status, and the
+edited line when it is a call site in both versions doing the same work per call (the
+median per call, and every patched run's median below every original run's, or with
+one run each the patched calls' upper quartile below the original's lower one), else over
+the script's wall time (every patched run below every original run; with one run each, at
+least :data:`ONE_RUN_RATIO` faster) — and (2) the results agree: the exit status, and the
 script's standard output, its numbers within ``rtol``. An output that differs between
 two runs of the original itself cannot be compared: it is said so, and only the exit
 status is.
@@ -246,7 +246,8 @@ def judge(
         return Verified(False, 0.0, 0.0, 0.0, "", "", runs, f"the original failed: {bad.status}")
     old = f"{relpath}:{edit.line}".replace(os.sep, "/")
     new = f"{relpath}:{edit.new_line}".replace(os.sep, "/")
-    if all(o.sites.get(old) for o in before) and all(o.sites.get(new) for o in after if o.ok):
+    per_call = edit.same_call and all(o.sites.get(old) for o in before)
+    if per_call and all(o.sites.get(new) for o in after if o.ok):
         b = [median(o.sites[old]) or 0.0 for o in before]
         a = [median(o.sites[new]) or 0.0 for o in after if o.ok]
         pooled_b = [t for o in before for t in o.sites[old]]

@@ -56,7 +56,7 @@ def _timed(v: VariantRun) -> str:
     return f"{fmt_s(v.median_s)}{spread}"
 
 
-def verification_lines(v: Verification, body: str = "   ") -> list[RenderableType]:
+def verification_lines(v: Verification, body: str = "   ") -> list[Text]:
     """``Verified ×37 …`` and one line per variant tried: its figures, its check, its reason."""
     status = v.status
     style = STATUS_STYLE.get(status, "yellow")
@@ -69,7 +69,7 @@ def verification_lines(v: Verification, body: str = "   ") -> list[RenderableTyp
         )
     else:
         verdict = f" — {v.reason}" if v.reason else ""
-    lines: list[RenderableType] = [Text.assemble(body, (f"Verification: {status}", style), verdict)]
+    lines = [Text.assemble(body, (f"Verification: {status}", style), verdict)]
     for x in v.variants:
         ratio = v.speedup(x)
         what = "bound" if x.role == "bound" else "variant"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from tfdiag.fix.edits.base import Edit, EditFn, Files, NoEdit, Target
 from tfdiag.fix.edits.constant import tf_constant
 from tfdiag.fix.edits.decorate import tf_function
+from tfdiag.fix.edits.fit import one_fit
 from tfdiag.fix.edits.hoist import hoist
 from tfdiag.fix.edits.pipeline import tune_pipeline
 from tfdiag.fix.edits.predict import predict_on_batch
@@ -29,9 +30,19 @@ class EditKind:
 EDITS: tuple[EditKind, ...] = (
     EditKind(
         "predict-on-batch",
-        ("keras-loop:predict", "per-call-input-pipeline:predict*"),
+        (
+            "keras-loop:predict",
+            "per-call-input-pipeline:predict*",
+            "per-call-input-pipeline:jax:predict*",
+        ),
         predict_on_batch,
         "`model.predict(x)` per batch → `model.predict_on_batch(x)`",
+    ),
+    EditKind(
+        "one-fit",
+        ("keras-loop:fit", "per-call-input-pipeline:fit", "per-call-input-pipeline:jax:fit"),
+        one_fit,
+        "`fit` called once per epoch in a loop → one `fit` of every epoch",
     ),
     EditKind(
         "hoist",

@@ -1,0 +1,62 @@
+"""``tfdiag fix`` on Keras-on-JAX programs (real JAX, tiny models): the JAX findings'
+remedy keys (``per-call-input-pipeline:jax:predict``, ``…:jax:fit``) get the same edits as
+on TensorFlow, measured with both versions run on JAX."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfdiag.fix.edits import kind_for
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "fix"
+pytestmark = pytest.mark.jax
+
+
+def _fix(tmp_path: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    shutil.copy(DATA / name, tmp_path / name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfdiag", "fix", "--runs", "1", "--format", "json", name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "KERAS_BACKEND": "jax"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["proposals"], doc
+    return doc, doc["proposals"][0]
+
+
+def test_the_jax_keys_have_the_tensorflow_edits() -> None:
+    predict = kind_for("per-call-input-pipeline:jax:predict")
+    fit = kind_for("per-call-input-pipeline:jax:fit")
+    assert predict is not None and predict.name == "predict-on-batch"
+    assert fit is not None and fit.name == "one-fit"
+
+
+def test_predict_per_batch_on_jax_becomes_predict_on_batch(tmp_path: Path) -> None:
+    _, p = _fix(tmp_path, "predict_per_batch.py")
+    assert p["remedy"] == "per-call-input-pipeline:jax:predict" and p["kind"] == "predict-on-batch"
+    v = p["verified"]
+    assert p["offered"] and v["scope"] == "per call" and v["ratio"] > 2, v
+    assert v["outputs"] == "outputs match"
+    print(v["figures"])
+
+
+def test_a_loop_of_one_epoch_fits_on_jax_becomes_one_fit(tmp_path: Path) -> None:
+    _, p = _fix(tmp_path, "fit_per_epoch.py")
+    assert p["remedy"] == "per-call-input-pipeline:jax:fit" and p["kind"] == "one-fit"
+    v = p["verified"]
+    assert v["scope"] == "script" and v["outputs"] == "outputs match", v
+    assert "+model.fit(x, y, batch_size=16, epochs=50, verbose=0)" in p["patch"]
+    print(v["figures"])
