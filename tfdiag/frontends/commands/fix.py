@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,15 @@ def _diagnosed(args: argparse.Namespace) -> Any:
             raise InputError(f"{args.report} is not a `tfdiag run` report")
         if not Path(result.script).is_file():
             raise InputError(f"{result.script}: the report's script is not here")
+        # A report is data that may come from anyone; this is the one command that runs what
+        # a report names: only a script under the folder it is typed in, and said first.
+        if not Path(result.script).resolve().is_relative_to(Path.cwd().resolve()):
+            raise InputError(
+                f"{result.script}: the report's script is outside this folder; run "
+                "`tfdiag fix` from the script's folder (or a folder above it)"
+            )
+        shown = " ".join(shlex.quote(a) for a in (result.script, *result.argv))
+        print(f"tfdiag: the report's command: python {shown}", file=sys.stderr)
         return result
     if not args.script:
         raise InputError("give a script, or --report with a saved `tfdiag run` report")
