@@ -300,6 +300,22 @@ def test_a_drift_that_follows_the_load_is_left_out_one_that_holds_without_it_sta
     assert "drift" not in finding_ids(_loaded(report_with(times), 0.9))
 
 
+def test_a_run_that_speeds_up_is_low_and_only_a_gpu_record_is_told_of_its_clocks() -> None:
+    """Iterations getting faster is a run that had not settled: its only advice is how to
+    time it, so it informs (`low`), as a warm-up does; set E's healthy serving control had
+    it `[medium]`. A slowing run is told to check a GPU's clocks only when it ran on one."""
+    falling = report_with(list(reversed(_rising())))
+    (drift,) = [f for f in falling.findings if f.id == "drift"]
+    assert drift.impact >= 0.1 and drift.severity == "low"
+    assert drift.fix.startswith("Iterations speed up")
+    rising = report_with(_rising())
+    (cpu,) = [f for f in rising.findings if f.id == "drift"]
+    assert cpu.severity != "low" and "nvidia-smi" not in cpu.fix and "GPU" not in cpu.fix
+    env = replace(rising.environment, devices=("CPU:/physical_device:CPU:0", "GPU:0"))
+    (gpu,) = [f for f in replace(rising, environment=env).findings if f.id == "drift"]
+    assert "nvidia-smi -q -d CLOCK,TEMPERATURE" in gpu.fix
+
+
 def test_timeline_findings_rank_below_a_steady_cause_of_the_same_severity() -> None:
     from tfdiag.advise import SEVERITIES
 

@@ -171,11 +171,14 @@ JAX_FIXES: dict[str, dict[str, str]] = {
         "re-run on a quiet machine before judging speed.",
     },
     "drift": {
-        "rising": "Iterations slow down as the run goes on. On a GPU check its temperature "
+        "rising-gpu": "Iterations slow down as the run goes on. Check the GPU's temperature "
         "and clocks while it runs (`nvidia-smi -q -d CLOCK,TEMPERATURE`: thermal "
-        "throttling); otherwise look for state that grows every iteration: outputs or "
-        "arrays kept in a Python list, a growing jit cache (recompiling), a history or "
-        "metric that is never reset.",
+        "throttling), and look for state that grows every iteration: outputs or arrays kept "
+        "in a Python list, a growing jit cache (recompiling), a history or metric that is "
+        "never reset.",
+        "rising": "Iterations slow down as the run goes on: look for state that grows every "
+        "iteration: outputs or arrays kept in a Python list, a growing jit cache "
+        "(recompiling), a history or metric that is never reset.",
     },
 }
 

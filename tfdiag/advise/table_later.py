@@ -189,14 +189,19 @@ LATER: tuple[FindingSpec[Context], ...] = (
         "Drift: iteration times trend over the run",
         timeline.drift,
         fixes={
-            "rising": "Iterations slow down as the run goes on. On a GPU check its temperature "
-            "and clocks while it runs (`nvidia-smi -q -d CLOCK,TEMPERATURE`: thermal "
-            "throttling); otherwise look for state that grows every iteration: outputs or "
+            "rising-gpu": "Iterations slow down as the run goes on. Check the GPU's "
+            "temperature and clocks while it runs (`nvidia-smi -q -d CLOCK,TEMPERATURE`: "
+            "thermal throttling), and look for state that grows every iteration: outputs or "
             "tensors kept in a Python list, a growing `tf.function` cache (retracing), a "
             "history or metric that is never reset.",
+            "rising": "Iterations slow down as the run goes on: look for state that grows "
+            "every iteration: outputs or tensors kept in a Python list, a growing "
+            "`tf.function` cache (retracing), a history or metric that is never reset.",
             "other": "Iterations speed up as the run goes on: it had not reached its steady "
             "state. Use more iterations, or leave out the early ones, before judging speed.",
         },
+        # Speeding up is a run that had not settled: advice on how to time it, no cause.
+        ceilings={"falling": "low"},
         when="a Theil–Sen trend with Mann–Kendall |z| ≥ 3 and ≥ 10 % change over the run "
         "(docs/timeline.md); on a busy machine only when it holds on the iterations with the "
         "least load",

@@ -66,4 +66,6 @@ def drift(ctx: Context) -> Detection | None:
         f"(Theil–Sen slope {fmt_s(abs(d.slope_s))} per iteration "
         f"{'slower' if rising else 'faster'}; Mann–Kendall z = {d.z:+.1f})",
     )
-    return Detection(d.share, evidence, variant="rising" if rising else "falling")
+    gpu = any("GPU" in device for device in ctx.record.environment.devices)
+    variant = ("rising-gpu" if gpu else "rising") if rising else "falling"
+    return Detection(d.share, evidence, variant=variant)
