@@ -1134,13 +1134,16 @@ def test_conversion_overhead_of_the_calls_inputs(arg: str, fix: str) -> None:
 
 def test_new_arguments_on_every_call_are_not_a_conversion_to_move_out_of_the_loop() -> None:
     arg = ("ndarray float32 (32, 4)",)
-    served = (("calls.later", "9"), ("calls.new_inputs", "9"))
+    served = (("calls.later", "9"), ("calls.same_inputs", "0"))
     assert "conversion-overhead" not in _ids(_converting(0.3, args=arg, facts=served))
     # the same array again on some calls: its conversion is the user's to move
-    reused = (("calls.later", "9"), ("calls.new_inputs", "3"))
+    reused = (("calls.later", "9"), ("calls.same_inputs", "6"))
     lead = _lead(_converting(0.3, args=arg, facts=reused), "conversion-overhead")
     assert lead.impact == pytest.approx(0.3, abs=0.01)
-    assert "6 of the 9 later calls converted the same arguments again" in lead.evidence
+    assert (
+        "6 of the 9 later calls passed an argument the call before had passed, converted again"
+        in lead.evidence
+    )
     assert lead.fix.startswith("Convert inputs once, outside the loop")
 
 

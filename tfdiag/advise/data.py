@@ -294,10 +294,12 @@ def conversion_overhead(ctx: Context) -> Detection | None:
     # is TensorFlow binding them to the call (a tf.function's arguments), not the user's to fix.
     given = [*report.call.args, *(v for _, v in report.call.kwargs)]
     tensors = bool(given) and all(d.split(" ", 1)[0] in _TENSOR_TYPES for d in given)
-    # New objects on every later call (a request handler's data): each is converted once,
-    # which is the cost of having new data, not a conversion to move out of the loop.
-    later, fresh = (int(report.call.fact(f"calls.{k}") or 0) for k in ("later", "new_inputs"))
-    new_data = later > 0 and fresh == later
+    # No argument passed again by any later call (a request handler's new data): each is
+    # converted once, the cost of having new data, not a conversion to move out of the loop.
+    # One array passed again (a training set indexed inside the step) is converted again.
+    same = report.call.fact("calls.same_inputs")
+    later = int(report.call.fact("calls.later") or 0)
+    new_data = same == "0" and later > 0
     tc = 0.0 if tensors or new_data else analysis.of_steady(input_conversion_s(report, analysis))
     oc = analysis.steady_share(Category.OUTPUT_CONVERSION)
     if tc + oc < ctx.threshold("min_share"):
@@ -311,9 +313,10 @@ def conversion_overhead(ctx: Context) -> Detection | None:
             f"each of the {later} later calls was given new arguments: converting them is "
             "the cost of new data, and not counted"
         )
-    elif later > 0:
+    elif same is not None and later > 0:
         evidence.append(
-            f"{later - fresh} of the {later} later calls converted the same arguments again"
+            f"{same} of the {later} later calls passed an argument the call before had "
+            "passed, converted again"
         )
     float64 = [a for a in report.call.args if "float64" in a]
     if float64 and tc > 0:

@@ -68,9 +68,10 @@ class Site:
     new_model_calls: int = 0
     recompiled_calls: int = 0
     #: Weak references to the last call's arguments that can have one (arrays, tensors,
-    #: datasets), and the later calls given other objects: new data on every request.
+    #: datasets), and the later calls that passed one of those objects again (a training
+    #: loop's data; a request handler's new data on every call passes none).
     inputs: tuple[weakref.ref[Any], ...] | None = None
-    new_inputs_calls: int = 0
+    same_inputs_calls: int = 0
 
     def note_model(self, model: Any) -> None:
         """At a call's entry: was its model built or re-compiled since the last call?"""
@@ -90,29 +91,29 @@ class Site:
             self.model = None
 
     def note_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """At a call's entry: are its arguments the objects the last call was given?"""
+        """At a call's entry: does it pass an argument object the last call passed?"""
         refs = []
         for value in (*args, *kwargs.values()):
             try:
                 refs.append(weakref.ref(value))
             except TypeError:  # a list, a number, None: no identity to follow
                 continue
-        if self.inputs is not None and (
-            len(refs) != len(self.inputs)
-            or any(old() is not new() for old, new in zip(self.inputs, refs, strict=True))
-        ):
-            self.new_inputs_calls += 1
+        if self.inputs is not None:
+            last = {id(o) for o in (r() for r in self.inputs) if o is not None}
+            if any(id(r()) in last for r in refs):
+                self.same_inputs_calls += 1
         self.inputs = tuple(refs)
 
     @property
     def call_facts(self) -> tuple[tuple[str, str], ...]:
         """What :meth:`note_model` and :meth:`note_inputs` saw, as call facts: the later
-        calls, and of them those on a new or re-compiled model and those given new
-        arguments (the facts a single call, or one without followable arguments, has not)."""
+        calls, and of them those on a new or re-compiled model and those that passed an
+        argument again (the facts a single call, or one without followable arguments, has
+        not)."""
         facts = self.rebuild_facts
         if self.calls >= 2 and self.inputs:
             later = () if facts else (("calls.later", str(self.calls - 1)),)
-            facts += (*later, ("calls.new_inputs", str(self.new_inputs_calls)))
+            facts += (*later, ("calls.same_inputs", str(self.same_inputs_calls)))
         return facts
 
     @property
