@@ -72,3 +72,14 @@ def source_for(files: Files, target: Target) -> Source | NoEdit:
     if not target.file or not target.line:
         return NoEdit("the finding names no line of your code")
     return files.get(target.file)
+
+
+def statement_for(files: Files, target: Target) -> tuple[Source, cst.SimpleStatementLine] | NoEdit:
+    """The file of the finding's line and the statement on it."""
+    source = source_for(files, target)
+    if isinstance(source, NoEdit):
+        return source
+    stmt = source.statement_at(target.line)
+    if stmt is None:
+        return NoEdit(f"line {target.line} is no statement")
+    return source, stmt

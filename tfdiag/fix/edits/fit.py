@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target, source_for
+from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target, statement_for
 from tfdiag.fix.edits.blocks import line_of
 from tfdiag.fix.source import Source, dotted, reads
 
@@ -223,12 +223,10 @@ class _Replace(cst.CSTTransformer):
 
 
 def one_fit(files: Files, target: Target) -> Edit | NoEdit:
-    source = source_for(files, target)
-    if isinstance(source, NoEdit):
-        return source
-    stmt = source.statement_at(target.line)
-    if stmt is None:
-        return NoEdit(f"line {target.line} is no statement")
+    found_stmt = statement_for(files, target)
+    if isinstance(found_stmt, NoEdit):
+        return found_stmt
+    source, stmt = found_stmt
     found = _fit_call(stmt)
     if isinstance(found, NoEdit):
         return found

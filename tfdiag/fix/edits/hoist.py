@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target, source_for
+from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target, statement_for
 from tfdiag.fix.edits.blocks import line_of, move
 from tfdiag.fix.source import LOOPS, Source, binds, mutated, reads, target_names
 
@@ -60,12 +60,10 @@ def _names(found: set[str]) -> str:
 
 
 def hoist(files: Files, target: Target) -> Edit | NoEdit:
-    source = source_for(files, target)
-    if isinstance(source, NoEdit):
-        return source
-    stmt = source.statement_at(target.line)
-    if stmt is None:
-        return NoEdit(f"line {target.line} is no statement")
+    found_stmt = statement_for(files, target)
+    if isinstance(found_stmt, NoEdit):
+        return found_stmt
+    source, stmt = found_stmt
     what = _what(stmt)
     if isinstance(what, NoEdit):
         return what
