@@ -557,3 +557,42 @@ def test_measured_runs_read_no_stdin(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "v").mkdir()
     vp.run_once(tmp_path / "v", "train.py", [], tmp_path, 10.0)
     assert seen.get("stdin") is subprocess.DEVNULL
+
+
+def _timed_runs(monkeypatch, walls: dict[str, list[float]]) -> list[str]:
+    """``run_once`` replaced: each version's runs take the next of its ``walls``."""
+    import tfdiag.fix.verify_patch as vp
+
+    order: list[str] = []
+
+    def fake(folder: Path, script: str, argv: object, cwd: Path, timeout_s: float) -> object:
+        order.append(folder.name)
+        return vp.Outcome(0, "ok", "45\n", walls[folder.name].pop(0))
+
+    monkeypatch.setattr(vp, "run_once", fake)
+    return order
+
+
+def test_a_patch_that_looks_faster_is_measured_again_before_it_is_offered(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A comment-only patch was "verified 1.8×" on a 1 ms script: a few runs can land below
+    the original by chance. A first look that says faster gets as many runs again, and the
+    verdict is on all of them."""
+    import tfdiag.fix.verify_patch as vp
+
+    (tmp_path / "train.py").write_text("print(45)\n")
+    edit = Edit("hoist", "train.py", 1, 1, "print(45)\n", "print(45)  # no-op\n", "a comment")
+    # by chance: the first two pairs say 2× faster, the next two the same
+    order = _timed_runs(monkeypatch, {"original": [2.0, 2.0, 1.0, 1.0], "patched": [1.0] * 4})
+    v = vp.verify(edit, tmp_path / "train.py", [], relpath="train.py", runs=2)
+    assert not v.ok and v.runs == 4 and "not faster beyond the noise" in v.reason
+    assert order == ["original", "patched", "patched", "original"] * 2
+    # a patch faster in every run is offered, on all four
+    _timed_runs(monkeypatch, {"original": [2.0] * 4, "patched": [1.0] * 4})
+    v = vp.verify(edit, tmp_path / "train.py", [], relpath="train.py", runs=2)
+    assert v.ok and v.runs == 4 and v.ratio == 2.0
+    # a first look that says slower costs no second one
+    order = _timed_runs(monkeypatch, {"original": [1.0] * 2, "patched": [1.0] * 2})
+    assert not vp.verify(edit, tmp_path / "train.py", [], relpath="train.py", runs=2).ok
+    assert len(order) == 4

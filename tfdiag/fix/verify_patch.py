@@ -321,12 +321,21 @@ def verify(
         before: list[Outcome] = []
         after: list[Outcome] = []
         rel_script = str(script.resolve().relative_to(root))
-        for i in range(runs):
-            order = (orig, patched) if i % 2 == 0 else (patched, orig)
-            for v in order:
-                o = run_once(v, rel_script, argv, where[v], timeout_s)
-                (before if v is orig else after).append(_relative(o, v))
-    verdict = judge(before, after, edit, relpath, rtol)
+
+        def measure(pairs: range) -> Verified:
+            for i in pairs:
+                order = (orig, patched) if i % 2 == 0 else (patched, orig)
+                for v in order:
+                    o = run_once(v, rel_script, argv, where[v], timeout_s)
+                    (before if v is orig else after).append(_relative(o, v))
+            return judge(before, after, edit, relpath, rtol)
+
+        verdict = measure(range(runs))
+        if verdict.ok:
+            # A first look that says faster is measured again before it is offered: on a
+            # noisy machine a patch that changes nothing can land below the original in a
+            # few runs by chance (a comment-only patch was "verified 1.8×" in one run each).
+            verdict = measure(range(runs, 2 * runs))
     written = linked.changed()
     if written:  # a file too large to copy, written through its link: the user's own
         names = ", ".join(written[:3]) + (
