@@ -581,6 +581,7 @@ def test_a_patch_that_looks_faster_is_measured_again_before_it_is_offered(
     verdict is on all of them."""
     import tfdiag.fix.verify_patch as vp
 
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text("print(45)\n")
     edit = Edit("hoist", "train.py", 1, 1, "print(45)\n", "print(45)  # no-op\n", "a comment")
     # by chance: the first two pairs say 2× faster, the next two the same
@@ -596,3 +597,71 @@ def test_a_patch_that_looks_faster_is_measured_again_before_it_is_offered(
     order = _timed_runs(monkeypatch, {"original": [1.0] * 2, "patched": [1.0] * 2})
     assert not vp.verify(edit, tmp_path / "train.py", [], relpath="train.py", runs=2).ok
     assert len(order) == 4
+
+
+def test_a_measured_run_works_in_the_copy_of_the_folder_it_is_typed_in(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Typed in a project root for ``scripts/train.py``, the measured runs worked in the real
+    project root: the script's relative files (a log, a saved model) landed among the
+    user's. The copy is of the folder the command is typed in when that holds the script,
+    the runs work in the copy, and the patched file is the copy's ``scripts/train.py``."""
+    import tfdiag.fix.verify_patch as vp
+
+    proj = tmp_path / "proj"
+    (proj / "scripts").mkdir(parents=True)
+    (proj / "data").mkdir()
+    (proj / "data" / "x.csv").write_text("1\n")
+    (proj / "scripts" / "train.py").write_text("print(45)\n")
+    monkeypatch.chdir(proj)
+    seen: list[tuple[str, str, bool, bytes]] = []
+
+    def fake(folder: Path, script: str, argv: object, cwd: Path, timeout_s: float) -> object:
+        patched = (folder / "scripts" / "train.py").read_bytes()
+        seen.append((folder.name, script, cwd == folder, patched))
+        assert (cwd / "data" / "x.csv").is_file()  # the script's relative reads still work
+        return vp.Outcome(0, "ok", "45\n", 2.0 if folder.name == "original" else 1.0)
+
+    monkeypatch.setattr(vp, "run_once", fake)
+    edit = Edit("hoist", "scripts/train.py", 1, 1, "print(45)\n", "print(46)\n", "a change")
+    v = vp.verify(edit, proj / "scripts" / "train.py", [], relpath="train.py", runs=1)
+    assert v.ok, v
+    assert {(n, s, c) for n, s, c, _ in seen} == {
+        ("original", "scripts/train.py", True),
+        ("patched", "scripts/train.py", True),
+    }
+    assert {n: b for n, _, _, b in seen} == {"original": b"print(45)\n", "patched": b"print(46)\n"}
+    # typed below the script's folder: the copy is the script's folder, run where typed
+    monkeypatch.chdir(proj / "data")
+    assert vp.copy_root(proj / "scripts", proj / "scripts" / "sub") == (
+        proj / "scripts",
+        Path(),
+        Path("sub"),
+    )
+
+
+def test_fix_typed_beside_the_scripts_folder_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    """From a sibling folder no copy can hold both the script and the folder it works in:
+    refused as bad input, before the script's diagnosis run (nothing written anywhere)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "train.py").write_text("open('ran.txt', 'w').write('x')\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfdiag", "fix", "../a/train.py"],
+        cwd=tmp_path / "b",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"tfdiag: error: run tfdiag fix from {tmp_path / 'a'} or a folder above it: a measured "
+        "run works in a copy of the folder it is typed in, so that the script's relative "
+        "files land in the copy"
+    ]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "train.py"]

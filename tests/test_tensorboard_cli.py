@@ -159,26 +159,6 @@ def _dead_pid() -> int:
     return proc.pid
 
 
-def test_stale_copies_of_dead_processes_are_swept_and_nothing_else(tmp_path: Path) -> None:
-    from tfdiag.frontends.commands.tensorboard import sweep_stale_copies
-
-    dead, live = _dead_pid(), os.getppid()
-    for name in (f"tfdiag-tensorboard-{dead}-ab_c1", f"tfdiag-tensorboard-{live}-ab_c1"):
-        (tmp_path / name / "run.tfprofile").mkdir(parents=True)
-        (tmp_path / name / "run.tfprofile" / "trace.pb").write_bytes(b"x" * 100)
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    (victim / "mine.txt").write_text("mine")
-    (tmp_path / f"tfdiag-tensorboard-{dead}-link").symlink_to(victim)
-    (tmp_path / f"other-{dead}-ab_c1").mkdir()
-    sweep_stale_copies(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [f"tfdiag-tensorboard-{live}-ab_c1", f"tfdiag-tensorboard-{dead}-link", "victim",
-         f"other-{dead}-ab_c1"]
-    )  # fmt: skip
-    assert (victim / "mine.txt").read_text() == "mine"
-
-
 @pytest.mark.tf
 def test_a_hangup_removes_the_served_copy_and_a_killed_ones_copy_is_swept(tmp_path: Path) -> None:
     """#20.12: a closed terminal (SIGHUP) left the temporary copy of the trace; so did

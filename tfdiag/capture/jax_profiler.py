@@ -11,9 +11,7 @@ host tracer level 1 and no Python tracer (with it, jax 0.10 writes an event per 
 
 from __future__ import annotations
 
-import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -25,6 +23,7 @@ from tfdiag.capture.native_log import quiet
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.jax_profile import JaxProfile
+from tfdiag.records.scratch import scratch_path
 
 HOST_TRACER_LEVEL = 1
 TraceFiles = tuple[tuple[str, bytes], ...]
@@ -56,7 +55,7 @@ class JaxTrace:
         Raises:
             ProbeError: another trace is running, or the folder cannot be made.
         """
-        self.logdir = Path(tempfile.gettempdir(), f"tfdiag-jaxtrace-{secrets.token_hex(6)}")
+        self.logdir = scratch_path("jaxtrace")
         try:
             self._start()
         except BaseException:

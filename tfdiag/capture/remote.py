@@ -20,7 +20,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from tfdiag.records.errors import InputError, ProbeError
 from tfdiag.records.files import Content, write_set
 from tfdiag.records.probes import Probes
 from tfdiag.records.report import REPORT_SUFFIX, CallInfo, Environment, Timing, report_paths
+from tfdiag.records.scratch import make_scratch
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.job import JobResult, merge_records
 from tfdiag.results.report import Report
@@ -289,7 +289,7 @@ def capture(
     if not 1 <= duration_ms <= MAX_DURATION_MS:
         raise InputError(f"--duration-ms must be 1 to {MAX_DURATION_MS:,}, got {duration_ms}")
     check_reachable(addresses)
-    logdir = Path(tempfile.mkdtemp(prefix="tfdiag-capture-"))
+    logdir = make_scratch("capture")
     try:
         client = _Client(addresses, logdir, duration_ms)
         try:

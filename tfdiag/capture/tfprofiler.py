@@ -13,9 +13,7 @@ alone.
 from __future__ import annotations
 
 import json
-import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -35,6 +33,7 @@ from tfdiag.capture.native_log import quiet
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
 from tfdiag.records.probes import PyFuncs, TfProfile, XlaCompile
+from tfdiag.records.scratch import scratch_path
 
 #: 1 = TraceMe "critical info": TF ops, tf.data iterators, tf.function graph building, all
 #: that tfdiag reads; level 2 adds TF runtime events (executor, thread pools) that cost more.
@@ -119,7 +118,7 @@ class TfTrace:
                 or its folder cannot be made.
         """
         tf = self.tf
-        self.logdir = Path(tempfile.gettempdir(), f"tfdiag-trace-{secrets.token_hex(6)}")
+        self.logdir = scratch_path("trace")
         try:
             self._start(tf)
         except BaseException:

@@ -31,6 +31,7 @@ from typing import Any
 
 from tfdiag.fix.outcome import Edit
 from tfdiag.fix.source import SKIPPED_DIRS
+from tfdiag.records import scratch
 from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import median
 from tfdiag.records.units import fmt_s
@@ -172,6 +173,24 @@ def copy_tree(root: Path, into: Path) -> Linked:
     return linked
 
 
+def copy_root(folder: Path, cwd: Path) -> tuple[Path, Path, Path]:
+    """What a measured run copies and where it runs: ``(root, script folder under root,
+    cwd under root)``. The run's working folder must be in the copy, or the script's
+    relative files (a log, a saved model) land in the user's real folder: the script's
+    folder when the command is typed in it or below it, the folder it is typed in when
+    that holds the script (a project root running ``scripts/train.py``, reading
+    ``data/``); from anywhere else a measured run cannot be kept off the user's files, and
+    is refused."""
+    if cwd.is_relative_to(folder):
+        return folder, Path(), cwd.relative_to(folder)
+    if folder.is_relative_to(cwd):
+        return cwd, folder.relative_to(cwd), Path()
+    raise InputError(
+        f"run tfdiag fix from {folder} or a folder above it: a measured run works in a copy "
+        "of the folder it is typed in, so that the script's relative files land in the copy"
+    )
+
+
 def run_once(
     folder: Path, script: str, argv: Sequence[str], cwd: Path, timeout_s: float
 ) -> Outcome:
@@ -306,21 +325,19 @@ def verify(
 ) -> Verified:
     """Run the original and the patched program ``runs`` times each, interleaved (the
     order alternating), in copies of the script's folder, and judge."""
-    root = script.resolve().parent
-    cwd = Path.cwd()
-    with tempfile.TemporaryDirectory(prefix="tfdiag-fix-") as tmp:
+    root, sub, run_in = copy_root(script.resolve().parent, Path.cwd().resolve())
+    scratch.sweep_stale()  # the copies a killed `tfdiag fix` left
+    with tempfile.TemporaryDirectory(prefix=scratch.prefix("fix")) as tmp:
         base = Path(tmp)
         orig, patched = base / "original", base / "patched"
         linked = copy_tree(root, orig)
         copy_tree(root, patched)
-        (patched / relpath).write_bytes(edit.new_bytes)  # the bytes --apply writes
-        inside = cwd.resolve().is_relative_to(root)
-        where = {
-            v: (v / cwd.resolve().relative_to(root)) if inside else cwd for v in (orig, patched)
-        }
+        (patched / sub / relpath).write_bytes(edit.new_bytes)  # the bytes --apply writes
+        where = {v: v / run_in for v in (orig, patched)}
         before: list[Outcome] = []
         after: list[Outcome] = []
-        rel_script = str(script.resolve().relative_to(root))
+        rel_script = str(sub / script.resolve().relative_to(root / sub))
+        rel_edit = str(sub / relpath) if sub.parts else relpath
 
         def measure(pairs: range) -> Verified:
             for i in pairs:
@@ -328,7 +345,7 @@ def verify(
                 for v in order:
                     o = run_once(v, rel_script, argv, where[v], timeout_s)
                     (before if v is orig else after).append(_relative(o, v))
-            return judge(before, after, edit, relpath, rtol)
+            return judge(before, after, edit, rel_edit, rtol)
 
         verdict = measure(range(runs))
         if verdict.ok:

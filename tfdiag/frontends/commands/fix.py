@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
         "  python -m tfdiag fix --apply train.py\n"
         "  python -m tfdiag fix --report train.tfdiag.json\n"
         "exit codes: 0 proposals shown (or nothing to fix), 2 bad input (the script fails\n"
-        "as written, a file changed since the run, a path outside the script's folder)",
+        "as written, a file changed since the run, a path outside the script's folder, a\n"
+        "command typed neither in the script's folder tree nor in a folder above it)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -82,6 +83,9 @@ def _diagnosed(args: argparse.Namespace) -> Any:
         raise InputError("give a script, or --report with a saved `tfdiag run` report")
     if not Path(args.script).is_file():
         raise InputError(f"{args.script}: no such script")
+    from tfdiag.fix.verify_patch import copy_root
+
+    copy_root(Path(args.script).resolve().parent, Path.cwd().resolve())  # before any run
     from tfdiag.capture.native_log import import_tensorflow
     from tfdiag.script.instrument import run_script
 

@@ -25,10 +25,8 @@ import importlib.util
 import io
 import logging
 import os
-import re
 import shutil
 import signal
-import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -40,16 +38,13 @@ from typing import Any
 from tfdiag.capture.native_log import quiet
 from tfdiag.frontends.commands._common import port
 from tfdiag.records.errors import InputError
-from tfdiag.records.journal import pid_alive
+from tfdiag.records.scratch import prefix, sweep_stale
 
 #: The largest logdir tfdiag hands to TensorBoard.
 MAX_LOGDIR_BYTES = 4 * 2**30
 #: Paths TensorBoard serves that this command refuses: capturing a new profile.
 REFUSED_SUFFIXES = ("/capture_profile",)
 
-#: The temporary copy of the logdir: ``tfdiag-tensorboard-<pid>-<random>``.
-COPY_PREFIX = "tfdiag-tensorboard-"
-_COPY = re.compile(r"^tfdiag-tensorboard-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9_]+$")
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -190,25 +185,6 @@ def _quiet_logs() -> None:
         logging.getLogger(name).addFilter(_DropNoise())
 
 
-def sweep_stale_copies(folder: Path) -> None:
-    """Remove the copies that a ``tfdiag tensorboard`` killed outright left in ``folder``:
-    a folder of this user's named for a process no longer alive (never a link)."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        m = _COPY.match(entry.name)
-        if m is None or pid_alive(int(m["pid"])):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
-            shutil.rmtree(Path(folder, entry.name), ignore_errors=True)
-
-
 def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)  # unwinds through the copy's clean-up, as Ctrl-C does
 
@@ -234,13 +210,13 @@ def run(args: argparse.Namespace) -> int:
     logdir = logdir_of(Path(args.path))
     if importlib.util.find_spec("tensorboard") is None:
         raise InputError("TensorBoard is not installed: pip install tensorboard")
-    sweep_stale_copies(Path(tempfile.gettempdir()))
+    sweep_stale()
     with _cleaned_up_on_hangup():
         return _serve_copy(args, logdir)
 
 
 def _serve_copy(args: argparse.Namespace, logdir: Path) -> int:
-    with tempfile.TemporaryDirectory(prefix=f"{COPY_PREFIX}{os.getpid()}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix("tensorboard")) as tmp:
         served = Path(tmp) / logdir.name
         shutil.copytree(logdir, served)  # plain files only (checked): xprof's caches go here
         stderr = sys.stderr
