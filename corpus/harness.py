@@ -186,6 +186,24 @@ def under_run(program: str) -> Callable[[Any, int], Any]:
     return diagnose
 
 
+def under_script(program: str) -> Callable[[Any, int], Any]:
+    """A case's ``diagnose`` for a program run with ``tfdiag run`` whose finding is the
+    script's own (a line or a jitted step outside every Keras call site): the verdict is on
+    the script's findings, in the order ``tfdiag run`` shows them."""
+
+    def diagnose(state: Any, iterations: int) -> Any:
+        from types import SimpleNamespace
+
+        from tfdiag.advise.script import script_findings
+        from tfdiag.script.instrument import run_script
+
+        result = run_script(program, iterations=iterations)
+        found = tuple(sf.finding for sf in script_findings(result))
+        return SimpleNamespace(findings=found, notes=result.notes)
+
+    return diagnose
+
+
 def diagnose(loaded: Loaded, state: Any) -> Any:
     """Run tfdiag on the case as its user would; returns the report."""
     import tfdiag

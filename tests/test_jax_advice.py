@@ -311,8 +311,26 @@ def test_a_static_argument_that_changes_is_per_iteration_tracing_with_the_jax_fi
     [first, *_] = findings_of(_jit_loop(compiles))
     assert first.id == "per-iteration-tracing"
     assert "A jitted function is traced and compiled again" in first.title
-    assert "static_argnums" in first.fix and "jnp.asarray" in first.fix
+    assert "static_argnums" in first.fix and "traced as an array" in first.fix
     assert any("`step` is a static argument" in e for e in first.evidence)
+    # one cause, said once: not also "JAX did not say why" beside JAX's own explanation
+    assert not any("did not say why" in e for e in first.evidence), first.evidence
+
+
+def test_a_positional_argument_jax_names_by_number_is_named_as_the_signature_does() -> None:
+    """JAX explains "at positional argument 1"; the evidence and fix then read "positional
+    argument 1 is a static argument" where the user wrote ``scale``. The trace event's
+    frame holds the signature (``cache_miss``'s ``fun``): the recorder names it."""
+    rec = CompileRecorder()
+    rec._params["update"] = ("state", "step")
+    rec.call = 2
+    rec.on_duration(TRACE_EVENT, 0.01, fun_name="update")
+    rec.on_log(_STATIC)
+    assert [e.argument for e in rec.events] == ["step"]
+    rec._params["update"] = ("state",)  # a signature without it: JAX's words are kept
+    rec.on_duration(TRACE_EVENT, 0.01, fun_name="update")
+    rec.on_log(_STATIC)
+    assert rec.events[-1].argument == "positional argument 1"
 
 
 def test_one_compile_in_the_first_call_only_is_no_finding() -> None:

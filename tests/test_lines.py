@@ -236,6 +236,36 @@ def test_the_script_walk_marks_a_line_run_inside_a_loop() -> None:
     assert looped_places and looped_places[0][1]
 
 
+def test_the_script_walk_stops_at_the_frame_that_runs_the_script() -> None:
+    """``tfdiag run`` from a virtual environment's ``bin/tfdiag``: that console script is no
+    installed package's file, so its ``sys.exit(main())`` was "your line" at 100 %. The walk
+    stops at the frame that runs the script (the sampler's maker)."""
+    from tfdiag.capture.script_lines import script_places
+
+    seen: dict[str, Any] = {}
+
+    def default(obj: object) -> str:
+        seen["all"] = script_places(sys._getframe())
+        seen["below"] = script_places(sys._getframe(), seen["root"])
+        return "x"
+
+    def script_body() -> None:
+        json.dumps(object(), default=default)
+
+    def runner(d: object) -> object:  # run_script: makes the sampler, runs the script
+        seen["root"] = sys._getframe()
+        script_body()
+        return d
+
+    def launcher() -> None:  # stands for bin/tfdiag: a user-looking line calling tfdiag
+        json.loads("{}", object_hook=runner)
+
+    launcher()
+    names = {p[0][0].co_name for p in seen["all"]}
+    assert {"script_body", "launcher"} <= names
+    assert {p[0][0].co_name for p in seen["below"]} == names - {"launcher"}
+
+
 def _script(lines: LinesRecord, sites: tuple[Any, ...] = ()) -> Any:
     from tfdiag.records.script import ScriptRecord
 

@@ -64,7 +64,8 @@ def test_run_records_the_compilations_of_a_recompiling_site(
     # 5 calls after them ran with no probe attached
     static = {e.call for e in scale if e.cause == "static"}
     assert {1, 2, 3, 4} <= static and max(static) == 4
-    assert all(e.argument == "positional argument 1" for e in scale if e.call)
+    # JAX says "positional argument 1"; the recorder names it as the signature does
+    assert all(e.argument == "step" for e in scale if e.call)
     lead = next(f for f in site.report.findings if f.id == "per-iteration-tracing")
     assert "static_argnums" in lead.fix
     assert "tensorflow" not in sys.modules
@@ -105,3 +106,45 @@ def test_tfdiag_run_does_not_load_tensorflow_into_a_jax_script(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert seen.read_text() == "False"
+
+
+STEP_SCRIPT = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnums=(1,))
+def step(w, scale):
+    return w - scale * (jnp.tanh(w @ w.T) @ w)
+
+
+w = jnp.ones((16, 16)) / 16
+for i in range(12):
+    w = step(w, 0.1 / (1 + i))  # a decaying step size, static: a compile per value
+print(float(w.sum()))
+"""
+
+
+def test_a_jitted_step_of_the_script_that_recompiles_is_its_finding(
+    keras_jax: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``jax.jit`` step called from the script is no Keras call site: it had no finding
+    at all (tfdiag's own launcher line led "your lines" at 100 %). The whole run's
+    compilations are recorded and its line named."""
+    monkeypatch.setattr(instrument, "model_classes", lambda: [keras_jax.Model])
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(STEP_SCRIPT).lstrip())
+    result = run_script(script, iterations=2, tf_profiler=False)
+    assert result.status == "ok"
+    steps = [c for c in result.jit_compiles if c.function == "step"]
+    static = [c for c in steps if c.cause == "static"]
+    assert len(steps) == 12 and len(static) == 11 and {c.argument for c in static} == {"scale"}
+    from tfdiag.advise.script import script_findings
+
+    first = script_findings(result)[0].finding
+    assert first.remedy == "per-iteration-tracing:jax:static", first
+    assert first.line is not None and first.line.line == 14
+    assert "`scale` is a static argument" in first.fix
+    assert not any(sys.prefix in f"{p.file}" for p in result.lines.places)  # no launcher

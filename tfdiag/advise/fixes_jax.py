@@ -49,9 +49,8 @@ JAX_FIXES: dict[str, dict[str, str]] = {
     "per-iteration-tracing": {
         "static": "In `{function}`, {argument} is a static argument (`static_argnums` / "
         "`static_argnames`) whose value changes on every call, and JAX compiles once per "
-        "static value: drop it from `static_argnums` and pass it as an array "
-        "(`jnp.asarray(step)`), an input of one compiled program; keep static only what "
-        "takes a few values (a flag, a mode).",
+        "static value: drop it from `static_argnums` / `static_argnames`, so that it is "
+        "traced as an array, an input of one compiled program.",
         "python-value": "In `{function}`, {argument} is a Python scalar on some calls and "
         "an array on others (a weakly typed value compiles apart): pass it the same way "
         "every time, as an array of one dtype (`jnp.asarray(x, jnp.float32)`).",

@@ -117,15 +117,44 @@ def _recompiles(ctx: Context) -> tuple[str, Detection] | None:
         return None
     total_s = sum(c.seconds for cs in steady.values() for c in cs)
     share = min(analysis.of_steady(total_s), 1.0)
+    return recompiled(
+        name,
+        compiles,
+        share,
+        f"in {analysis.iterations} steady-state calls ({per:.3g}× per iteration)",
+        "of steady-state time with every recompiled function",
+    )
+
+
+def script_recompiles(compiles: tuple[JitCompile, ...]) -> dict[str, list[JitCompile]]:
+    """A whole script's compilations (``tfdiag run``: no calls to count) by function, each
+    function's first left out (its one compile), a repeat of a function object JAX had
+    never seen counted as a new function."""
+    seen: set[str] = set()
+    out: dict[str, list[JitCompile]] = {}
+    for c in compiles:
+        if c.function not in seen:
+            seen.add(c.function)
+            continue
+        if c.cause == "first":
+            c = replace(c, cause="new-function")
+        out.setdefault(c.function, []).append(c)
+    return out
+
+
+def recompiled(
+    name: str, compiles: list[JitCompile], share: float, counted: str, of: str
+) -> tuple[str, Detection]:
+    """The cause and detection of ``name``'s recompiles: ``counted`` says over what (``in 9
+    steady-state calls (1× per iteration)``), ``of`` what ``share`` is a share of."""
     each = sum(c.seconds for c in compiles) / len(compiles)
     top = compiles[-1]
     where = f"`{name}`"
     if top.file and is_user_code(top.file):
         where += f" ({top.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{top.line})"
     evidence = [
-        f"JAX compiled {where} {len(compiles)}× in {analysis.iterations} steady-state calls "
-        f"({per:.3g}× per iteration), {fmt_s(each)} each (trace, lowering, XLA compile): "
-        f"{pct(share)} of steady-state time with every recompiled function",
+        f"JAX compiled {where} {len(compiles)}× {counted}, {fmt_s(each)} each (trace, "
+        f"lowering, XLA compile): {pct(share)} {of}",
     ]
     causes = Counter(c.cause for c in compiles if c.cause)
     cause = causes.most_common(1)[0][0] if causes else ""
@@ -134,14 +163,14 @@ def _recompiles(ctx: Context) -> tuple[str, Detection] | None:
     argument = why[0].argument if why else ""
     if argument and not argument.startswith("positional"):
         argument = f"`{argument}`"
+    keras_step = name in JIT_STEPS and not (top.file and is_user_code(top.file))
     if cause == "static":
         evidence.append(
             f"{argument} is a static argument (`static_argnums`/`static_argnames`) whose "
             f"value changes: {_sample([c.now for c in why]) or 'a new one on each call'} — each "
             "new value compiles anew"
         )
-    keras_step = name in JIT_STEPS and not (top.file and is_user_code(top.file))
-    if cause == "shape" and keras_step:
+    elif cause == "shape" and keras_step:
         variant = "keras-step"
         evidence.append(
             f"Keras' jitted `{name}` got `{why[0].argument or 'data'}` of a new shape each time: "

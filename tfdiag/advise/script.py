@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 from tfdiag.advise.costly import COSTLY_LINE
 from tfdiag.advise.diagnosis import diagnosis_of
-from tfdiag.advise.finding import Context, Finding, FindingSpec
+from tfdiag.advise.finding import CallKind, Context, Finding, FindingSpec
+from tfdiag.advise.jit import recompiled, script_recompiles
 from tfdiag.advise.remedies import Scene, evidence, remedy
 from tfdiag.advise.table import FINDINGS
 from tfdiag.analysis.lines import UserLine, script_lines
+from tfdiag.records.paths import is_user_code
 from tfdiag.records.script import CallSite, ScriptRecord
 
 #: The finding a script line of each nature is, outside the call sites.
@@ -43,6 +45,12 @@ MIN_SHARE = 0.10
 MIN_COSTLY_SHARE = 0.25
 #: A finding of a site is listed among the script's from this share of the script.
 MIN_LISTED = 0.01
+#: A jitted function of the script's compiled again at least this many times after its
+#: first compile is recompiling (not warming up a few shapes)...
+MIN_RECOMPILES = 4
+#: ... and the finding's family by JAX's cause (the rest, a function jitted anew included:
+#: per-iteration-tracing, whose JAX text says to jit it once, outside the loop).
+_COMPILE_FAMILIES = {"shape": "xla-compile-per-shape"}
 
 
 #: A site's findings that are shares of its steady state (so of the script, weighed by the
@@ -96,6 +104,56 @@ def _line_finding(line: UserLine, scene: Scene) -> Finding | None:
     )
 
 
+def _jit_line(name: str, lines: tuple[UserLine, ...]) -> UserLine | None:
+    """The user's line that calls the jitted function ``name``: of the lines that call a
+    jitted function, inside a loop, the one whose text calls ``name(``, else the only one."""
+    calls = [u for u in lines if u.nature == "graph-call" and u.repeated and not u.entry]
+    named = [u for u in calls if f"{name}(" in u.code]
+    found = named or (calls if len(calls) == 1 else [])
+    return max(found, key=lambda u: u.share) if found else None
+
+
+def compile_findings(
+    result: ScriptRecord, lines: tuple[UserLine, ...], scene: Scene
+) -> list[Finding]:
+    """A ``jax.jit`` function of the user's, called outside every Keras call site,
+    compiled again and again over the script: its recompiles at their share of the
+    script's wall time, with JAX's cause and the fix for it. Keras' own jitted steps are
+    their call sites' (each site's report has them); a step of the user's may have their
+    name (keras.io's JAX loop calls its own ``train_step``)."""
+    out = []
+    for name, compiles in script_recompiles(result.jit_compiles).items():
+        share = sum(c.seconds for c in compiles) / result.wall_s if result.wall_s > 0 else 0.0
+        if len(compiles) < MIN_RECOMPILES or share < MIN_SHARE:
+            continue
+        if not any(c.file and is_user_code(c.file) for c in compiles):
+            # a jnp op compiled per new shape, or Keras' own jitted step (its call site's,
+            # whose report has it): not a function of the user's
+            continue
+        cause, d = recompiled(
+            name, compiles, min(share, 1.0), "during the script", "of the script's wall time"
+        )
+        spec = _spec(_COMPILE_FAMILIES.get(cause, "per-iteration-tracing"))
+        assert spec is not None
+        line = _jit_line(name, lines)
+        ev = (evidence(line, "of the script's wall time, inside a loop"),) if line else ()
+        backend = "jax"  # a JAX compilation: JAX's texts, whatever Keras' backend
+        key = spec.fix_key_for(d, CallKind.OTHER, backend=backend)
+        out.append(
+            Finding(
+                spec.id,
+                spec.title_for(backend),
+                spec.severity(d.impact, d.variant),
+                round(d.impact, 4),
+                (*ev, *d.evidence),
+                spec.fix_for(d, CallKind.OTHER, backend=backend),
+                line=line,
+                remedy=f"{spec.id}:{key}",
+            )
+        )
+    return out
+
+
 def script_findings(result: ScriptRecord) -> tuple[ScriptFinding, ...]:
     """Every finding of the script, the largest share of its wall time first, the
     conclusions after the fixes."""
@@ -109,6 +167,8 @@ def script_findings(result: ScriptRecord) -> tuple[ScriptFinding, ...]:
                 out.append(ScriptFinding(f, site, round(f.impact * share, 4)))
     lines = script_lines(result.lines)
     scene = Scene(lines, result.environment.framework)
+    for found in compile_findings(result, lines, scene):
+        out.append(ScriptFinding(found, None, found.impact))
     for line in lines:
         if not line.repeated or line.nature in SITE_NATURES or _at_site(line, result.sites):
             continue

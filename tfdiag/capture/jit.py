@@ -128,6 +128,18 @@ def _argument(path: str) -> str:
     return path
 
 
+def _named(why: dict[str, Any], params: tuple[str, ...]) -> dict[str, Any]:
+    """``positional argument 1`` named as the function's parameter (``scale``) when its
+    signature was read (a parameter the signature lacks keeps JAX's words)."""
+    m = re.fullmatch(r"positional argument (\d+)", why.get("argument", ""))
+    if m is None or int(m.group(1)) >= len(params):
+        return why
+    name = params[int(m.group(1))]
+    if name.startswith("positional argument"):
+        return why
+    return {**why, "argument": name}
+
+
 def _cut(value: str) -> str:
     return value if len(value) <= _MAX_VALUE else value[: _MAX_VALUE - 1] + "…"
 
@@ -189,6 +201,9 @@ class CompileRecorder:
         #: cause was read from them (JAX's own explanation, when it comes, replaces it)
         self._shapes: dict[str, Signature] = {}
         self._guessed: set[int] = set()
+        #: each function's parameter names, read at its last trace: JAX's explanation says
+        #: "positional argument 1" where the user wrote ``scale``
+        self._params: dict[str, tuple[str, ...]] = {}
 
     @staticmethod
     def applies(backend: str | None) -> bool:
@@ -225,6 +240,8 @@ class CompileRecorder:
             why = self._pending.pop(name, {})
             now = traced_arguments(sys._getframe(2))
             if now is not None:
+                self._params[name] = tuple(n for n, _ in now)
+                why = _named(why, self._params[name])
                 before = self._shapes.get(name)
                 self._shapes[name] = now
                 change = shape_change(now, before) if before is not None and not why else None
@@ -263,6 +280,7 @@ class CompileRecorder:
         if why is None or "function" not in why:
             return
         name = why.pop("function")
+        why = _named(why, self._params.get(name, ()))
         for k in range(len(self.events) - 1, -1, -1):  # the trace's event came first
             e = self.events[k]
             if e.call != self.call:

@@ -57,16 +57,21 @@ def _loop_lines(file: str) -> frozenset[int]:
 _Place = tuple[CodeType, int, "CodeType | None", "CodeType | None"]
 
 
-def script_places(frame: FrameType | None) -> list[tuple[_Place, bool]]:
+def script_places(
+    frame: FrameType | None, root: FrameType | None = None
+) -> list[tuple[_Place, bool]]:
     """The user's lines on one stack that call into a framework, leaf first, each with
-    whether it ran inside a loop (its own, or one of a user line above it)."""
+    whether it ran inside a loop (its own, or one of a user line above it). The walk stops
+    at ``root``, the frame that runs the script: what is above it launched tfdiag (a
+    console script in a virtual environment's ``bin/`` reads as a user's file, and its
+    ``sys.exit(main())`` was "your line" at 100 %)."""
     found: list[tuple[_Place, int]] = []
     chain: list[tuple[CodeType, int]] = []
     below: FrameType | None = None
     api: CodeType | None = None
     framework_below = False
     depth = 0
-    while frame is not None and depth < _MAX_DEPTH:
+    while frame is not None and frame is not root and depth < _MAX_DEPTH:
         if type(frame) is not FrameType:
             return []
         code = frame.f_code
@@ -94,6 +99,8 @@ class ScriptSampler:
     """Samples the thread that makes it, from a daemon thread, until :meth:`stop`."""
 
     def __init__(self, interval_s: float = INTERVAL_S, clock: Clock = time.perf_counter) -> None:
+        #: The frame that makes the sampler runs the script: the walk stops there.
+        self._root: FrameType | None = sys._getframe(1)
         self.interval_s = interval_s
         self.clock = clock
         self.samples = 0
@@ -116,6 +123,7 @@ class ScriptSampler:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
+        self._root = None  # a frame kept holds its locals
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -128,7 +136,8 @@ class ScriptSampler:
         now = self.clock()
         elapsed, self._last = now - self._last, now
         self.samples += 1
-        for place, looped in script_places(sys._current_frames().get(self._target)):
+        stack = sys._current_frames().get(self._target)
+        for place, looped in script_places(stack, self._root):
             entry = self.tally.get(place)
             if entry is None:
                 entry = self.tally[place] = [0, 0.0, 0]

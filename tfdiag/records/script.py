@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from tfdiag.records.fields import Obj
+from tfdiag.records.jit import JitCompile
 from tfdiag.records.lines import LinesRecord
 from tfdiag.records.numbers import median
 from tfdiag.records.report import SCHEMA_VERSION, Environment, RunRecord
@@ -76,6 +77,9 @@ class ScriptRecord:
     notes: tuple[str, ...] = ()
     #: The user's lines the whole script spent its time at (None: not recorded).
     lines: LinesRecord | None = None
+    #: Every JAX compilation during the script (a ``jax.jit`` step of the user's is no
+    #: Keras call site: its recompiles are read from these), ``call`` 0 for all.
+    jit_compiles: tuple[JitCompile, ...] = ()
     created: str = ""
     schema_version: int = SCHEMA_VERSION
 
@@ -142,4 +146,5 @@ def script_from_json(
         notes=d.texts("notes"),
         created=d.text("created", ""),
         lines=LinesRecord.from_json(d.doc.get("lines")),
+        jit_compiles=tuple(JitCompile.from_json(row) for row in d.items("jit_compiles")),
     )

@@ -35,6 +35,7 @@ def script_to_json(result: ScriptRecord) -> dict[str, Any]:
         "your_lines": [line.to_json() for line in script_lines(result.lines)],
         "sites": [_site_json(result, s) for s in result.sites],
         "lines": None if result.lines is None else result.lines.to_json(),
+        "jit_compiles": [c.to_json() for c in result.jit_compiles],
     }
 
 

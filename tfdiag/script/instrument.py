@@ -10,6 +10,7 @@ always restored, whether the script returns, raises or calls ``sys.exit``;
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
@@ -50,6 +51,29 @@ def model_classes() -> list[type]:
     if not found:
         raise InputError("neither keras nor tf_keras is installed: nothing to instrument")
     return found
+
+
+def imports_jax(script: Path) -> bool:
+    """Whether the script's text imports JAX (``import jax``, ``from jax import …``): read
+    from its syntax tree, never run (False when it does not parse)."""
+    try:
+        tree = ast.parse(script.read_bytes())
+    except (SyntaxError, ValueError, OSError, RecursionError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+            a.name == "jax" or a.name.startswith("jax.") for a in node.names
+        ):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "jax":
+            return True
+    return False
+
+
+def preloaded() -> tuple[str, ...]:
+    """The frameworks imported now (before the script starts), as the note names them."""
+    names = (("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"))
+    return tuple(label for mod, label in (*names, ("jax", "JAX")) if mod in sys.modules)
 
 
 @contextmanager
@@ -118,6 +142,10 @@ def run_script(
     if not 0 <= iterations <= MAX_ITERATIONS:
         raise InputError(f"iterations must be between 0 and {MAX_ITERATIONS:,}, got {iterations}")
     classes = model_classes()
+    if "jax" not in sys.modules and imports_jax(script) and importlib.util.find_spec("jax"):
+        # imported before the script (as Keras is) so that its compilations are recorded
+        # from the first: JAX's monitoring hooks exist only once it is loaded
+        importlib.import_module("jax")
     if tf_profiler is not None and not isinstance(tf_profiler, bool):
         raise InputError(f"tf_profiler must be True, False or None, got {tf_profiler!r}")
     recorder = Recorder(
@@ -130,6 +158,7 @@ def run_script(
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     status = "ok"
+    recorder.preloaded = preloaded()
     sampler = ScriptSampler()
     t0 = clock()
     recorder.probes.start()

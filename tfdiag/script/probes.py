@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from tfdiag.capture.batch_probes import TracedBlock
+from tfdiag.capture.jit import CompileRecorder
 from tfdiag.capture.observe import traced_steps
 from tfdiag.capture.pycalls import CallbackRecorder, install
 from tfdiag.capture.tfprofiler import TraceFiles
@@ -63,6 +64,8 @@ class ScriptProbes:
         self.tf_profiler = tf_profiler
         self.steps = traced_steps(iterations)
         self._callbacks = _CallbackRouter(clock)
+        #: JAX's compilations over the whole script (where the script has loaded JAX).
+        self.compiles = CompileRecorder()
         self._stack = ExitStack()
         self._block_owner: SiteProbes | None = None
         self._blocks = 0
@@ -77,6 +80,7 @@ class ScriptProbes:
         restore = install(self._callbacks)
         if restore is not None:
             self._stack.callback(restore)
+        self._stack.enter_context(self.compiles.attach())
 
     def stop(self) -> None:
         """Remove the hooks; a TF profiler session still open writes what it traced."""

@@ -73,6 +73,9 @@ class Recorder:
         self.overhead_s = 0.0
         self._local = threading.local()
         self._lock = threading.Lock()
+        #: The frameworks imported before the script started (their import time is not in
+        #: the script's wall time).
+        self.preloaded: tuple[str, ...] = ()
 
     def wrap(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
         recorder = self
@@ -324,10 +327,15 @@ class Recorder:
             )
             if site.probes is not None:  # whatever no report read: its trace folder goes
                 self.probes.tf_record(site.probes, wanted=False)
-        notes = [
-            "TensorFlow and Keras were imported before the script started: their import "
-            "time is not in the script's wall time"
-        ]
+        notes = []
+        if self.preloaded:
+            *rest, last = self.preloaded
+            names = f"{', '.join(rest)} and {last}" if rest else last
+            verb, its = ("were", "their") if rest else ("was", "its")
+            notes.append(
+                f"{names} {verb} imported before the script started: {its} import time is "
+                "not in the script's wall time"
+            )
         if self.limit:
             notes.append(
                 f"the first call of each site and {self.iterations} more ran under cProfile, "
@@ -346,4 +354,5 @@ class Recorder:
             notes=tuple(notes),
             created=now_iso(),
             lines=lines,
+            jit_compiles=self.probes.compiles.record(),
         )
