@@ -60,3 +60,16 @@ def test_a_loop_of_one_epoch_fits_on_jax_becomes_one_fit(tmp_path: Path) -> None
     assert v["scope"] == "script" and v["outputs"] == "outputs match", v
     assert "+model.fit(x, y, batch_size=16, epochs=50, verbose=0)" in p["patch"]
     print(v["figures"])
+
+
+def test_a_static_step_size_of_a_jitted_step_is_made_an_array(tmp_path: Path) -> None:
+    """The user's own ``jax.jit`` step (no Keras call site): ``tfdiag run`` names its
+    recompiles, and ``tfdiag fix`` takes the argument out of ``static_argnums``, judged
+    on the script's time, the printed result the same."""
+    doc, p = _fix(tmp_path, "jit_static_step.py")
+    assert p["remedy"] == "per-iteration-tracing:jax:static" and p["kind"] == "jit-static", p
+    assert "+@jax.jit  # the step size as \"plain Python\"" in p["patch"], p["patch"]
+    v = p["verified"]
+    assert p["offered"] and v["scope"] == "script" and v["ratio"] > 2, v
+    assert v["outputs"] == "outputs match"
+    assert kind_for("per-iteration-tracing:jax:static").name == "jit-static"

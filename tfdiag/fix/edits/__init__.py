@@ -12,6 +12,7 @@ from tfdiag.fix.edits.constant import tf_constant
 from tfdiag.fix.edits.decorate import tf_function
 from tfdiag.fix.edits.fit import one_fit
 from tfdiag.fix.edits.hoist import hoist
+from tfdiag.fix.edits.jit_static import jit_static
 from tfdiag.fix.edits.pipeline import tune_pipeline
 from tfdiag.fix.edits.predict import predict_on_batch
 from tfdiag.fix.edits.switch import remove_switch
@@ -68,6 +69,13 @@ EDITS: tuple[EditKind, ...] = (
         ("per-iteration-tracing:python-value", "per-iteration-tracing:python-value@line"),
         tf_constant,
         "a Python number passed to a retracing `tf.function` → `tf.constant(...)` at the call",
+    ),
+    EditKind(
+        "jit-static",
+        ("per-iteration-tracing:jax:static",),
+        jit_static,
+        "a `jax.jit` static argument whose value changes on every call → no longer static "
+        "(`static_argnums` / `static_argnames` without it)",
     ),
     EditKind(
         "tune-pipeline",
