@@ -68,7 +68,7 @@ def test_a_static_step_size_of_a_jitted_step_is_made_an_array(tmp_path: Path) ->
     on the script's time, the printed result the same."""
     doc, p = _fix(tmp_path, "jit_static_step.py")
     assert p["remedy"] == "per-iteration-tracing:jax:static" and p["kind"] == "jit-static", p
-    assert "+@jax.jit  # the step size as \"plain Python\"" in p["patch"], p["patch"]
+    assert '+@jax.jit  # the step size as "plain Python"' in p["patch"], p["patch"]
     v = p["verified"]
     assert p["offered"] and v["scope"] == "script" and v["ratio"] > 2, v
     assert v["outputs"] == "outputs match"
