@@ -9,6 +9,7 @@ from typing import Any, ClassVar, TypeVar
 from tfdiag.records.fields import Obj
 from tfdiag.records.lines import LinesRecord
 from tfdiag.records.numbers import median
+from tfdiag.records.patches import FixRecord
 from tfdiag.records.report import SCHEMA_VERSION, Environment, RunRecord
 
 #: A site at least this share of the script's wall time is "costly": its findings are shown.
@@ -78,6 +79,8 @@ class ScriptRecord:
     lines: LinesRecord | None = None
     created: str = ""
     schema_version: int = SCHEMA_VERSION
+    #: What ``tfdiag fix`` proposed and measured for each finding (None: no fix ran).
+    fix: FixRecord | None = None
 
     kind: ClassVar[str] = "script"
 
@@ -142,4 +145,5 @@ def script_from_json(
         notes=d.texts("notes"),
         created=d.text("created", ""),
         lines=LinesRecord.from_json(d.doc.get("lines")),
+        fix=FixRecord.from_json(d.doc.get("fix")),
     )
