@@ -145,11 +145,12 @@ TOP_SCRIPT_FINDINGS = 3
 def _shown(result: ScriptRecord) -> list[ScriptFinding]:
     """The first findings, and after them any other that ``tfdiag fix`` wrote a patch for."""
     found = script_findings(result)
-    return [
-        sf
-        for n, sf in enumerate(found)
-        if n < TOP_SCRIPT_FINDINGS or getattr(patch_of(result.fix, sf.finding), "patch", "")
-    ]
+    return [sf for n, sf in enumerate(found) if n < TOP_SCRIPT_FINDINGS or _patched(result, sf)]
+
+
+def _patched(result: ScriptRecord, sf: ScriptFinding) -> bool:
+    p = patch_of(result.fix, sf.finding)
+    return p is not None and bool(p.patch)
 
 
 def _fix_line(fix: FixRecord) -> Text:
