@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfdiag.advise.diff import Change, DiffRecord, Side
+from tfdiag.advise.script_diff import ScriptDiffRecord
 from tfdiag.records.clock import now_iso
 from tfdiag.records.version import __version__
 
@@ -24,7 +25,7 @@ def _side(side: Side) -> dict[str, Any]:
     }
 
 
-def _change(c: Change) -> dict[str, Any]:
+def change_json(c: Change) -> dict[str, Any]:
     def state(f: Any) -> dict[str, Any] | None:
         if f is None:
             return None
@@ -36,7 +37,11 @@ def _change(c: Change) -> dict[str, Any]:
     return doc
 
 
-def diff_to_json(record: DiffRecord) -> dict[str, Any]:
+def diff_to_json(record: DiffRecord | ScriptDiffRecord) -> dict[str, Any]:
+    if isinstance(record, ScriptDiffRecord):
+        from tfdiag.render.script_diff import script_diff_to_json
+
+        return script_diff_to_json(record)
     return {
         "kind": record.kind,
         "tool": f"tfdiag {__version__}",
@@ -45,8 +50,8 @@ def diff_to_json(record: DiffRecord) -> dict[str, Any]:
         "verdict": record.verdict,
         "before": _side(record.before),
         "after": _side(record.after),
-        "resolved": [_change(c) for c in record.resolved],
-        "new": [_change(c) for c in record.new],
-        "persisting": [_change(c) for c in record.persisting],
+        "resolved": [change_json(c) for c in record.resolved],
+        "new": [change_json(c) for c in record.new],
+        "persisting": [change_json(c) for c in record.persisting],
         "warnings": list(record.warnings),
     }
