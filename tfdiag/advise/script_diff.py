@@ -108,12 +108,18 @@ def _per_call(site: CallSite) -> float:
     return site.unprofiled_median_s or median(site.call_s) or site.per_call_s
 
 
-def _removed(patch: str) -> set[str]:
-    return {
-        line[1:].strip()
-        for line in patch.splitlines()
-        if line.startswith("-") and not line.startswith("---")
-    }
+def _runs_removed_line(code: str, patch: str) -> bool:
+    """Does a site's code (its line, maybe without its comment) read as a line the patch
+    removed and did not add back?"""
+    code = code.strip()
+
+    def lines(sign: str) -> list[str]:
+        return [x[1:].strip() for x in patch.splitlines() if x[:1] == sign and x[:3] != sign * 3]
+
+    def same(x: str) -> bool:
+        return x == code or x.startswith(code + " ") or x.startswith(code + "#")
+
+    return any(same(x) for x in lines("-")) and not any(same(x) for x in lines("+"))
 
 
 def _effect(p: PatchRecord, before: ScriptRecord, after: ScriptRecord) -> PatchEffect:
@@ -125,7 +131,7 @@ def _effect(p: PatchRecord, before: ScriptRecord, after: ScriptRecord) -> PatchE
     )
     applied = None
     if new is not None and new.code:
-        applied = new.code.strip() not in _removed(p.patch)
+        applied = not _runs_removed_line(new.code, p.patch)
     per_call = p.verified is None or p.verified.scope == "per call"
     if per_call and old is not None and new is not None:
         return PatchEffect(p, "per call", _per_call(old), _per_call(new), resolved, applied)
