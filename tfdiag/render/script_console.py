@@ -157,7 +157,7 @@ def _fix_line(fix: FixRecord) -> Text:
     made = sum(bool(p.patch) for p in fix.patches)
     return Text(
         f"tfdiag fix: {made} patch(es) proposed, {fix.offered} verified faster with matching "
-        f"output ({fix.runs} run(s) of each version); each under its finding's fix",
+        f"output (--runs {fix.runs}); each under its finding's fix",
         style="dim",
     )
 
