@@ -6,13 +6,12 @@ from __future__ import annotations
 from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise.diff import Change, DiffRecord, Side
-from tfdiag.advise.finding import Finding
+from tfdiag.advise.diff import DiffRecord, Side
 from tfdiag.advise.script_diff import ScriptDiffRecord
-from tfdiag.records.units import fmt_of_the_time, fmt_pct0, fmt_s
+from tfdiag.records.units import fmt_of_the_time, fmt_s
+from tfdiag.render.diff_changes import changes_table
 from tfdiag.render.safe import labelled
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "bold"}
@@ -33,23 +32,6 @@ def _side(role: str, side: Side) -> Text:
         f"{side.label} ({side.name}): median {fmt_s(s.median_s)} per iteration, IQR "
         f"{fmt_s(s.iqr_s)} ({fmt_s(s.q1_s)} to {fmt_s(s.q3_s)}, {s.n} iterations)",
     )
-
-
-def _state(f: Finding | None) -> str:
-    return "–" if f is None else f"{f.severity}, {fmt_pct0(f.impact)}"
-
-
-def changes_table(title: str, changes: tuple[Change, ...]) -> RenderableType:
-    if not changes:
-        return Text(f"{title}: none")
-    table = Table(title=f"{title} ({len(changes)})", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("finding", overflow="fold")
-    table.add_column("title", overflow="fold")
-    table.add_column("before", justify="right")
-    table.add_column("after", justify="right")
-    for c in changes:
-        table.add_row(c.id, c.title, _state(c.before), _state(c.after))
-    return table
 
 
 def render_diff(record: DiffRecord | ScriptDiffRecord) -> RenderableType:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdiag.advise.diff import Change, DiffRecord, Side
+from tfdiag.advise.diff import DiffRecord, Side
 from tfdiag.advise.script_diff import ScriptDiffRecord
 from tfdiag.records.clock import now_iso
 from tfdiag.records.version import __version__
+from tfdiag.render.diff_changes import change_json
 
 
 def _side(side: Side) -> dict[str, Any]:
@@ -23,18 +24,6 @@ def _side(side: Side) -> dict[str, Any]:
         "q3_s": s.q3_s,
         "iqr_s": s.iqr_s,
     }
-
-
-def change_json(c: Change) -> dict[str, Any]:
-    def state(f: Any) -> dict[str, Any] | None:
-        if f is None:
-            return None
-        return {"severity": f.severity, "impact": f.impact, "evidence": list(f.evidence)}
-
-    doc = {"id": c.id, "title": c.title, "before": state(c.before), "after": state(c.after)}
-    if c.after is not None:
-        doc["fix"] = c.after.fix
-    return doc
 
 
 def diff_to_json(record: DiffRecord | ScriptDiffRecord) -> dict[str, Any]:

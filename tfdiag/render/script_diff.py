@@ -15,8 +15,7 @@ from tfdiag.advise.script_diff import MARGIN, PatchEffect, ScriptDiffRecord, Scr
 from tfdiag.records.clock import now_iso
 from tfdiag.records.units import fmt_of_the_time, fmt_ratio, fmt_s
 from tfdiag.records.version import __version__
-from tfdiag.render.diff_console import changes_table
-from tfdiag.render.diff_json import change_json
+from tfdiag.render.diff_changes import change_json, changes_table
 from tfdiag.render.safe import labelled
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "bold"}
