@@ -166,3 +166,21 @@ def scroll_width(page: Path, width: int, *, timeout: float = 60) -> int:
     m = re.search(r'data-scroll-width="(\d+)"', proc.stdout)
     assert m, proc.stderr[-2000:]
     return int(m.group(1))
+
+
+def clicked(page: Path, selector: str, *, timeout: float = 60) -> Loaded:
+    """The DOM after the first element matching ``selector`` was clicked once the page
+    loaded, with ``navigator.clipboard.writeText`` recording what it was given as JSON in
+    ``<body data-clipboard>`` (a headless browser has no clipboard to read back). The
+    page's Content-Security-Policy is kept: its own inline scripts must work under it."""
+    html = page.read_text(encoding="utf-8")
+    probe = (
+        "<script>addEventListener('load', () => {"
+        "Object.defineProperty(navigator, 'clipboard', {value: {writeText: (t) => {"
+        "document.body.setAttribute('data-clipboard', JSON.stringify(t));"
+        "return Promise.resolve(); }}});"
+        f"document.querySelector({json.dumps(selector)}).click(); }})</script></body>"
+    )
+    copy = page.with_name(page.stem + ".click.html")
+    copy.write_text(html.replace("</body>", probe), encoding="utf-8")
+    return load(copy, timeout=timeout, settle_ms=1000)

@@ -9,9 +9,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tfdiag.fix.outcome import Edit
+from tfdiag.records.patches import PatchRecord
 
 if TYPE_CHECKING:
-    from tfdiag.fix.verify_patch import Verified
+    from tfdiag.records.patches import Verified
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
@@ -41,6 +42,8 @@ class Proposal:
         edit: the edit, None when none is mechanical; ``reason`` says why then.
         relpath: the edited file, relative to the script's folder.
         verified: both versions run and compared (None: not measured).
+        at: the finding's own line ("" when it names none); ``shared``: the other findings
+            (id, line) the same edit answers (a pipeline built per call and its traces).
     """
 
     finding: str
@@ -52,6 +55,8 @@ class Proposal:
     reason: str = ""
     relpath: str = ""
     verified: Verified | None = None
+    at: str = ""
+    shared: tuple[tuple[str, str], ...] = ()
 
     @property
     def patch(self) -> str:
@@ -67,6 +72,25 @@ class Proposal:
 
     def measured(self, verified: Verified) -> Proposal:
         return replace(self, verified=verified)
+
+    def records(self) -> tuple[PatchRecord, ...]:
+        """As saved data (:class:`~tfdiag.records.patches.PatchRecord`): one for its own
+        finding and one for each finding it shares its edit with."""
+        e = self.edit
+        own = PatchRecord(
+            finding=self.finding,
+            at=self.at,
+            location=self.location,
+            kind=self.kind,
+            patch=self.patch,
+            summary=e.summary if e else "",
+            reason=self.reason,
+            file=self.relpath.replace(os.sep, "/") if e else "",
+            line=e.line if e else 0,
+            new_line=e.new_line if e else 0,
+            verified=self.verified,
+        )
+        return (own, *(replace(own, finding=f, at=at) for f, at in self.shared))
 
     def to_json(self) -> dict[str, Any]:
         return {

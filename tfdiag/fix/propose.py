@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from tfdiag.advise.finding import Finding
@@ -66,25 +67,30 @@ def propose(findings: Iterable[Finding], script: str | Path) -> tuple[Proposal, 
     root = script_path.parent
     files = Files(root, _candidates(script_path, root, found))
     out: list[Proposal] = []
-    made: set[tuple[str, str]] = set()
+    made: dict[tuple[str, str], int] = {}
     for f in found:
-        location = f.line.location if f.line is not None and f.line.line else ""
+        at = location = f.line.location if f.line is not None and f.line.line else ""
         kind = kind_for(f.remedy)
         if kind is None:
             why = "no edit kind answers this fix yet" if f.remedy else "its fix names no line"
-            out.append(Proposal(f.id, f.remedy, location, f.fix, reason=why))
+            out.append(Proposal(f.id, f.remedy, location, f.fix, reason=why, at=at))
             continue
         edit = kind.edit(files, _target(f, root))
         if isinstance(edit, NoEdit):
-            out.append(Proposal(f.id, f.remedy, location, f.fix, kind.name, reason=edit.reason))
+            out.append(
+                Proposal(f.id, f.remedy, location, f.fix, kind.name, reason=edit.reason, at=at)
+            )
             continue
-        if (edit.file, edit.after) in made:
+        key = (edit.file, edit.after)
+        if key in made:  # the same edit: one proposal, which answers this finding too
+            first = out[made[key]]
+            out[made[key]] = replace(first, shared=(*first.shared, (f.id, at)))
             continue
-        made.add((edit.file, edit.after))
+        made[key] = len(out)
         rel = os.path.relpath(edit.file, root)
         if not location or _target(f, root).file != edit.file:
             # the finding's line is elsewhere (inside the traced function, autograph's copy
             # of it): the proposal is where the edit is
             location = f"{rel}:{edit.line}"
-        out.append(Proposal(f.id, f.remedy, location, f.fix, kind.name, edit, relpath=rel))
+        out.append(Proposal(f.id, f.remedy, location, f.fix, kind.name, edit, relpath=rel, at=at))
     return tuple(out)

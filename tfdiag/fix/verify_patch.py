@@ -27,14 +27,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from tfdiag.fix.outcome import Edit
 from tfdiag.fix.source import SKIPPED_DIRS
 from tfdiag.records import scratch
 from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import median
-from tfdiag.records.units import fmt_s
+from tfdiag.records.patches import Verified
 
 #: A gain below this ratio is not offered, however steady.
 MIN_RATIO = 1.1
@@ -59,42 +58,6 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.rc == 0 and self.status == "ok"
-
-
-@dataclass(frozen=True)
-class Verified:
-    """What running both versions showed: ``ok`` when the patch is offered."""
-
-    ok: bool
-    ratio: float
-    before_s: float
-    after_s: float
-    scope: str
-    outputs: str
-    runs: int
-    reason: str = ""
-
-    def figures(self) -> str:
-        """``verified 41× (1.21 s → 29 ms per call), outputs match``."""
-        ratio = f"{self.ratio:.1f}×" if self.ratio < 10 else f"{self.ratio:.0f}×"
-        times = f"{fmt_s(self.before_s)} → {fmt_s(self.after_s)} {self.scope}"
-        head = "verified" if self.ok else "not offered"
-        tail = f", {self.outputs}" if self.outputs else ""
-        why = f": {self.reason}" if self.reason and not self.ok else ""
-        return f"{head} {ratio} ({times}){tail}{why}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "ratio": self.ratio,
-            "before_s": self.before_s,
-            "after_s": self.after_s,
-            "scope": self.scope,
-            "outputs": self.outputs,
-            "runs": self.runs,
-            "reason": self.reason or None,
-            "figures": self.figures(),
-        }
 
 
 #: A data file up to this size is copied into the measured copy; a larger one is linked.

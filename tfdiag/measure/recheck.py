@@ -13,7 +13,8 @@ from tfdiag.measure.timing import measure
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
-from tfdiag.results.diff import DiffResult
+from tfdiag.records.script import ScriptRecord
+from tfdiag.results.diff import DiffResult, ScriptDiffResult
 from tfdiag.results.diff import diff as diff_saved
 
 #: Rounds of the re-measurement: one block of each call per round.
@@ -59,18 +60,20 @@ def recheck(
 
 
 def diff(
-    before: RunRecord | str | os.PathLike[str],
-    after: RunRecord | str | os.PathLike[str],
+    before: RunRecord | ScriptRecord | str | os.PathLike[str],
+    after: RunRecord | ScriptRecord | str | os.PathLike[str],
     *,
     rerun: tuple[Callable[[], object], Callable[[], object]] | None = None,
-) -> DiffResult:
+) -> DiffResult | ScriptDiffResult:
     """Compare two runs of a call, before and after a change: the per-iteration ratio
     AFTER/BEFORE with both runs' noise, a verdict (``faster``, ``slower``, ``same`` beyond the
     noise: docs/ci.md), and the findings ``resolved``, ``new`` and ``persisting`` by id with
     their impacts. Runs from different machines or versions are compared with a warning.
 
     Args:
-        before, after: reports (``tfdiag.profile``'s) or the paths of saved ones.
+        before, after: reports (``tfdiag.profile``'s) or the paths of saved ones; or two
+            ``tfdiag run`` results (a :class:`~tfdiag.results.diff.ScriptDiffResult`: the
+            scripts' times, and each patch of a saved ``tfdiag fix`` result in AFTER).
         rerun: BEFORE's and AFTER's calls, with no arguments (``lambda: old(x)``, ``lambda:
             new(x)``): unless the saved runs' first look says AFTER is faster, both are
             re-measured interleaved (:data:`ROUNDS` rounds) and the ratio, verdict and

@@ -10,6 +10,7 @@ from tfdiag.records.fields import Obj
 from tfdiag.records.jit import JitCompile
 from tfdiag.records.lines import LinesRecord
 from tfdiag.records.numbers import median
+from tfdiag.records.patches import FixRecord
 from tfdiag.records.report import SCHEMA_VERSION, Environment, RunRecord
 
 #: A site at least this share of the script's wall time is "costly": its findings are shown.
@@ -82,6 +83,8 @@ class ScriptRecord:
     jit_compiles: tuple[JitCompile, ...] = ()
     created: str = ""
     schema_version: int = SCHEMA_VERSION
+    #: What ``tfdiag fix`` proposed and measured for each finding (None: no fix ran).
+    fix: FixRecord | None = None
 
     kind: ClassVar[str] = "script"
 
@@ -147,4 +150,5 @@ def script_from_json(
         created=d.text("created", ""),
         lines=LinesRecord.from_json(d.doc.get("lines")),
         jit_compiles=tuple(JitCompile.from_json(row) for row in d.items("jit_compiles")),
+        fix=FixRecord.from_json(d.doc.get("fix")),
     )

@@ -6,12 +6,12 @@ from __future__ import annotations
 from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
-from tfdiag.advise.diff import Change, DiffRecord, Side
-from tfdiag.advise.finding import Finding
-from tfdiag.records.units import fmt_of_the_time, fmt_pct0, fmt_s
+from tfdiag.advise.diff import DiffRecord, Side
+from tfdiag.advise.script_diff import ScriptDiffRecord
+from tfdiag.records.units import fmt_of_the_time, fmt_s
+from tfdiag.render.diff_changes import changes_table
 from tfdiag.render.safe import labelled
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "bold"}
@@ -34,24 +34,11 @@ def _side(role: str, side: Side) -> Text:
     )
 
 
-def _state(f: Finding | None) -> str:
-    return "–" if f is None else f"{f.severity}, {fmt_pct0(f.impact)}"
+def render_diff(record: DiffRecord | ScriptDiffRecord) -> RenderableType:
+    if isinstance(record, ScriptDiffRecord):
+        from tfdiag.render.script_diff import render_script_diff
 
-
-def _table(title: str, changes: tuple[Change, ...]) -> RenderableType:
-    if not changes:
-        return Text(f"{title}: none")
-    table = Table(title=f"{title} ({len(changes)})", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("finding", overflow="fold")
-    table.add_column("title", overflow="fold")
-    table.add_column("before", justify="right")
-    table.add_column("after", justify="right")
-    for c in changes:
-        table.add_row(c.id, c.title, _state(c.before), _state(c.after))
-    return table
-
-
-def render_diff(record: DiffRecord) -> RenderableType:
+        return render_script_diff(record)
     lines = [
         Text(headline(record), style=_VERDICT_STYLE.get(record.verdict, "bold")),
         _side("before", record.before),
@@ -60,9 +47,9 @@ def render_diff(record: DiffRecord) -> RenderableType:
     lines += [labelled("warning", (w, "yellow")) for w in record.warnings]
     parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag diff", box=box.ROUNDED)]
     parts += [
-        _table("resolved", record.resolved),
-        _table("new", record.new),
-        _table("persisting", record.persisting),
+        changes_table("resolved", record.resolved),
+        changes_table("new", record.new),
+        changes_table("persisting", record.persisting),
         Text(
             "impact: as in each report, the share of the time the finding's fix can remove; "
             "faster/slower: the runs' interquartile intervals do not overlap (docs/ci.md)",

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfdiag.advise.diff import Change, DiffRecord, Side
+from tfdiag.advise.diff import DiffRecord, Side
+from tfdiag.advise.script_diff import ScriptDiffRecord
 from tfdiag.records.clock import now_iso
 from tfdiag.records.version import __version__
+from tfdiag.render.diff_changes import change_json
 
 
 def _side(side: Side) -> dict[str, Any]:
@@ -24,19 +26,11 @@ def _side(side: Side) -> dict[str, Any]:
     }
 
 
-def _change(c: Change) -> dict[str, Any]:
-    def state(f: Any) -> dict[str, Any] | None:
-        if f is None:
-            return None
-        return {"severity": f.severity, "impact": f.impact, "evidence": list(f.evidence)}
+def diff_to_json(record: DiffRecord | ScriptDiffRecord) -> dict[str, Any]:
+    if isinstance(record, ScriptDiffRecord):
+        from tfdiag.render.script_diff import script_diff_to_json
 
-    doc = {"id": c.id, "title": c.title, "before": state(c.before), "after": state(c.after)}
-    if c.after is not None:
-        doc["fix"] = c.after.fix
-    return doc
-
-
-def diff_to_json(record: DiffRecord) -> dict[str, Any]:
+        return script_diff_to_json(record)
     return {
         "kind": record.kind,
         "tool": f"tfdiag {__version__}",
@@ -45,8 +39,8 @@ def diff_to_json(record: DiffRecord) -> dict[str, Any]:
         "verdict": record.verdict,
         "before": _side(record.before),
         "after": _side(record.after),
-        "resolved": [_change(c) for c in record.resolved],
-        "new": [_change(c) for c in record.new],
-        "persisting": [_change(c) for c in record.persisting],
+        "resolved": [change_json(c) for c in record.resolved],
+        "new": [change_json(c) for c in record.new],
+        "persisting": [change_json(c) for c in record.persisting],
         "warnings": list(record.warnings),
     }

@@ -7,39 +7,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.padding import Padding
 from rich.text import Text
 
 from tfdiag.fix.patch import Proposal
 from tfdiag.records.report import SCHEMA_VERSION
+from tfdiag.render.patch_block import PatchBlock
 from tfdiag.render.safe import Plain
-
-_STYLES = {"+": "green", "-": "red", "@": "cyan"}
-
-
-def diff_text(patch: str) -> Text:
-    """A unified diff, coloured by line, every character shown as text."""
-    out = Text()
-    for line in patch.splitlines(keepends=True):
-        style = "bold" if line.startswith(("diff ", "--- ", "+++ ")) else _STYLES.get(line[:1])
-        out.append(line, style=style)
-    return out
 
 
 def _one(p: Proposal) -> RenderableType:
     where = f" {p.location}" if p.location else ""
     head = Text.assemble((f"[{p.finding}]", "bold"), where)
-    fix = Text("  Fix: " + p.fix)
-    if p.edit is None:
-        return Group(head, fix, Text(f"  no patch: {p.reason}", style="dim"))
-    figures = p.verified.figures() if p.verified else "not measured"
-    style = "green" if p.offered else "yellow"
-    block = Group(
-        Text.assemble(("patch ", "bold"), (f"line {p.edit.line}: {figures}", style)),
-        Text(p.edit.summary, style="dim"),
-        diff_text(p.patch),
-    )
-    return Group(head, fix, Padding(block, (0, 0, 0, 2)))
+    return Group(head, Text("  Fix: " + p.fix), PatchBlock(p.records()[0], indent=2))
 
 
 def fix_view(script: str, proposals: Sequence[Proposal]) -> RenderableType:

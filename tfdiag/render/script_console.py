@@ -11,13 +11,16 @@ from rich.panel import Panel
 from rich.text import Text
 
 from tfdiag.advise.diagnosis import diagnosis_of
-from tfdiag.advise.script import script_findings
+from tfdiag.advise.patches import patch_of
+from tfdiag.advise.script import ScriptFinding, script_findings
 from tfdiag.analysis.lines import script_lines
+from tfdiag.records.patches import FixRecord, PatchRecord
 from tfdiag.records.units import fmt_pct, fmt_s
 from tfdiag.render.caps import shown_notes
 from tfdiag.render.findings import finding_block
 from tfdiag.render.lines_console import lines_block
 from tfdiag.render.names import NamedRows, name_parts
+from tfdiag.render.patch_block import PatchBlock
 from tfdiag.render.safe import labelled
 
 if TYPE_CHECKING:
@@ -139,9 +142,30 @@ def _costly(result: ScriptRecord, site: CallSite) -> list[RenderableType]:
 TOP_SCRIPT_FINDINGS = 3
 
 
+def _shown(result: ScriptRecord) -> list[ScriptFinding]:
+    """The first findings, and after them any other that ``tfdiag fix`` wrote a patch for."""
+    found = script_findings(result)
+    return [sf for n, sf in enumerate(found) if n < TOP_SCRIPT_FINDINGS or _patched(result, sf)]
+
+
+def _patched(result: ScriptRecord, sf: ScriptFinding) -> bool:
+    p = patch_of(result.fix, sf.finding)
+    return p is not None and bool(p.patch)
+
+
+def _fix_line(fix: FixRecord) -> Text:
+    made = sum(bool(p.patch) for p in fix.patches)
+    return Text(
+        f"tfdiag fix: {made} patch(es) proposed, {fix.offered} verified faster with matching "
+        f"output (--runs {fix.runs}); each under its finding's fix",
+        style="dim",
+    )
+
+
 def _findings(result: ScriptRecord) -> list[RenderableType]:
-    """The script's findings, the largest share of its time first: the answer."""
-    found = script_findings(result)[:TOP_SCRIPT_FINDINGS]
+    """The script's findings, the largest share of its time first: the answer; in a saved
+    ``tfdiag fix`` result, each with its patch block under its fix."""
+    found = _shown(result)
     if not found:
         return []
     parts: list[RenderableType] = [
@@ -150,10 +174,16 @@ def _findings(result: ScriptRecord) -> list[RenderableType]:
             (" — the script's, the largest share of its wall time first (conclusions last)", "dim"),
         )
     ]
+    if result.fix is not None:
+        parts.append(_fix_line(result.fix))
     for n, sf in enumerate(found, 1):
         where = f"{sf.site.location} · {sf.site.label}" if sf.site else "your script's own lines"
         parts.append(Text(f"{n}. in {where}: {fmt_pct(sf.share)} of the script", style="dim"))
         parts.extend(finding_block(sf.finding, head="   ", body="     ", evidence=2))
+        if result.fix is not None:
+            p = patch_of(result.fix, sf.finding)
+            record = p or PatchRecord(sf.finding.id, reason="tfdiag fix recorded nothing for it")
+            parts.append(PatchBlock(record, indent=5))
     return parts
 
 

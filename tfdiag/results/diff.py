@@ -10,11 +10,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from tfdiag.advise.diff import DiffRecord, diff_record
+from tfdiag.advise.script_diff import ScriptDiffRecord, script_diff_record
 from tfdiag.analysis.diff import faster
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
+from tfdiag.records.script import ScriptRecord
 from tfdiag.results.base import Result
-from tfdiag.results.load import load_report
+from tfdiag.results.load import load_result
 from tfdiag.results.report import Report
 
 #: A re-measurement of both calls, interleaved: its rounds' ``(before_s, after_s)``
@@ -41,11 +43,28 @@ def diff_records(
     return DiffResult(**{f.name: getattr(record, f.name) for f in fields(record)})
 
 
-def _report(value: RunRecord | str | os.PathLike[str]) -> tuple[Report, str | None]:
+@dataclass(frozen=True)
+class ScriptDiffResult(ScriptDiffRecord, Result):
+    """Two ``tfdiag run`` results compared (``tfdiag diff`` of two of them); where BEFORE
+    is a saved ``tfdiag fix`` result, each patch's effect on its site in AFTER."""
+
+
+Side = Report | ScriptRecord
+
+
+def _report(value: RunRecord | ScriptRecord | str | os.PathLike[str]) -> tuple[Side, str | None]:
     if isinstance(value, RunRecord):
         return Report.of(value), None
+    if isinstance(value, ScriptRecord):
+        return value, None
     if isinstance(value, (str, os.PathLike)):
-        return load_report(value), Path(value).name
+        loaded = load_result(value)
+        if not isinstance(loaded, (Report, ScriptRecord)):
+            raise InputError(
+                f"{value}: a {loaded.kind!r} result; diff compares two profile reports or two "
+                "`tfdiag run` (or `tfdiag fix --out`) results"
+            )
+        return loaded, Path(value).name
     raise InputError(f"diff takes reports or their paths, got {type(value).__name__}")
 
 
@@ -72,21 +91,30 @@ def _same_work(a: Report, b: Report) -> None:
 
 
 def diff(
-    before: RunRecord | str | os.PathLike[str],
-    after: RunRecord | str | os.PathLike[str],
+    before: RunRecord | ScriptRecord | str | os.PathLike[str],
+    after: RunRecord | ScriptRecord | str | os.PathLike[str],
     *,
     again: Again | None = None,
-) -> DiffResult:
+) -> DiffResult | ScriptDiffResult:
     """Two runs compared (:func:`tfdiag.diff`, which is :func:`tfdiag.measure.recheck.diff`:
     this with ``again`` built from its ``rerun``).
 
     Raises:
         InputError: an unreadable report, one without timed iterations, or reports of
-            different work (``predict`` against ``fit``).
+            different work (``predict`` against ``fit``), or a report against a ``tfdiag
+            run`` result. Two ``tfdiag run`` results give a :class:`ScriptDiffResult`.
     """
     a, a_name = _report(before)
     b, b_name = _report(after)
-    _same_work(a, b)
     if a_name is None or b_name is None or a_name == b_name:
         a_name, b_name = "before", "after"
+    if isinstance(a, ScriptRecord) and isinstance(b, ScriptRecord):
+        record = script_diff_record(a, b, (a_name, b_name))
+        return ScriptDiffResult(**{f.name: getattr(record, f.name) for f in fields(record)})
+    if isinstance(a, ScriptRecord) or isinstance(b, ScriptRecord):
+        raise InputError(
+            "BEFORE and AFTER are a profile report and a `tfdiag run` result: diff compares "
+            "two of one kind"
+        )
+    _same_work(a, b)
     return diff_records(a, b, (a_name, b_name), again)

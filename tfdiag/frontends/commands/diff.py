@@ -35,10 +35,12 @@ def register(sub: Any) -> None:
         "(interquartile range), a verdict (faster, slower or the same: whether the runs' "
         "interquartile intervals overlap), and the findings resolved, new and persisting by id "
         "with their impacts. Reports from different machines or versions are compared with a "
-        "warning.",
+        "warning. Two `tfdiag run` results (BEFORE a `tfdiag fix --out` one, AFTER a run of "
+        "the patched program) are compared by wall time, and each patch on its line.",
         epilog="examples:\n"
         "  python -m tfdiag diff before.tfdiag.json after.tfdiag.json\n"
-        "  python -m tfdiag diff main.tfdiag.json branch.tfdiag.json --fail-if-slower 1.2",
+        "  python -m tfdiag diff main.tfdiag.json branch.tfdiag.json --fail-if-slower 1.2\n"
+        "  python -m tfdiag diff fix.tfdiag.json patched.tfdiag.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("before", type=given("BEFORE"), help="the report before the change")

@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
         "  python -m tfdiag fix train.py --epochs 3\n"
         "  python -m tfdiag fix --apply train.py\n"
         "  python -m tfdiag fix --report train.tfdiag.json\n"
+        "  python -m tfdiag fix --out fix.tfdiag.json train.py\n"
         "exit codes: 0 proposals shown (or nothing to fix), 2 bad input (the script fails\n"
         "as written, a file changed since the run, a path outside the script's folder, a\n"
         "command typed neither in the script's folder tree nor in a folder above it)",
@@ -51,6 +52,13 @@ def register(sub: Any) -> None:
         "--rtol", type=float, default=1e-3, help="relative tolerance for numbers in the output"
     )
     p.add_argument("--report", type=given("--report"), help="a saved `tfdiag run` report")
+    p.add_argument(
+        "--out",
+        type=given("--out"),
+        help="also save the run report with each finding's patch and figures in it, as "
+        "`tfdiag run --out` saves (JSON; .html: the page); tfdiag explain and diff read it",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--width", type=width, help="console width for text output")
     p.add_argument("script", nargs="?", help="the Python script (not with --report)")
@@ -96,7 +104,12 @@ def _diagnosed(args: argparse.Namespace) -> Any:
 
 def fix(args: argparse.Namespace) -> int:
     from tfdiag.fix.verify_patch import verify
+    from tfdiag.records.files import check_targets
 
+    # --out is where the command was typed; checked before anything runs, not after it
+    out = Path(args.out).absolute() if args.out else None
+    if out is not None:
+        check_targets([out], overwrite=args.force)
     result = _diagnosed(args)
     script, argv = Path(result.script), list(result.argv)
     if not result.ok:
@@ -110,6 +123,8 @@ def fix(args: argparse.Namespace) -> int:
             )
         proposals.append(p)
     _show(args, str(script), argv, proposals)
+    if out is not None:
+        _save(result, proposals, out, args)
     if args.apply:
         _apply(script, proposals, args.backup)
     return 0
@@ -125,6 +140,18 @@ def _show(args: argparse.Namespace, script: str, argv: list[str], proposals: lis
         print_json(fix_to_json(script, argv, proposals))
     else:
         (Console(width=args.width) if args.width else Console()).print(fix_view(script, proposals))
+
+
+def _save(result: Any, proposals: list[Any], out: Path, args: argparse.Namespace) -> None:
+    """The run report with every finding's patch record in it (``fix``), saved as
+    ``tfdiag run --out`` saves: the whole file or none, an existing one only with --force."""
+    from dataclasses import replace
+
+    from tfdiag.records.patches import FixRecord
+
+    records = tuple(r for p in proposals for r in p.records())
+    saved = replace(result, fix=FixRecord(records, runs=args.runs, rtol=args.rtol))
+    print(f"saved {saved.save(out, overwrite=args.force)}", file=sys.stderr)
 
 
 def _apply(script: Path, proposals: list[Any], suffix: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfdiag.render.html.page import e, page
+from tfdiag.render.html.patch import COPY_DRIVER, STYLE
 from tfdiag.render.html.report import report_html
 from tfdiag.render.html.rich_html import to_html
 
@@ -29,4 +30,6 @@ def result_html(result: Any, view: Any) -> str:
     """The page of a compare, bench, script or diff result: its console view (``view``) as HTML."""
     what = _TITLES.get(result.kind, result.kind)
     body = f"<h1>tfdiag · {e(what)}</h1>{to_html(view)}"
+    if 'class="copy-diff"' in body:  # a patch block: its style and its copy button's script
+        return page(f"tfdiag · {what}", body, scripts=False, style=STYLE, driver=COPY_DRIVER)
     return page(f"tfdiag · {what}", body, scripts=False)

@@ -162,9 +162,12 @@ def flame_section(element_id: str, title: str, about: str, tree: dict[str, Any])
     )
 
 
-def page(title: str, body: str, *, scripts: bool) -> str:
-    """The whole document; ``scripts`` inlines the vendored libraries and the driver."""
+def page(title: str, body: str, *, scripts: bool, style: str = "", driver: str = "") -> str:
+    """The whole document; ``scripts`` inlines the vendored libraries and the driver;
+    ``style`` and ``driver``: a block's own rules and script (a patch's copy button)."""
     tail = f"{vendored()}\n<script>{DRIVER}</script>" if scripts else ""
+    if driver:
+        tail += f"\n<script>{driver}</script>"
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -172,6 +175,6 @@ def page(title: str, body: str, *, scripts: bool) -> str:
         # Nothing may be fetched: inline scripts and styles only, no connection at all.
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{e(title)}</title><style>{STYLE}</style></head>\n"
+        f"<title>{e(title)}</title><style>{STYLE}{style}</style></head>\n"
         f"<body>\n{body}\n{tail}\n</body></html>\n"
     )

@@ -17,7 +17,9 @@ from rich.text import Text
 
 from tfdiag.render.compare_console import Fitted
 from tfdiag.render.html.page import e
+from tfdiag.render.html.patch import patch_html
 from tfdiag.render.names import NamedRows
+from tfdiag.render.patch_block import PatchBlock
 
 
 def _plain(cell: object) -> str:
@@ -67,6 +69,8 @@ def to_html(renderable: RenderableType) -> str:
     if isinstance(renderable, Panel):
         title = f"<h3>{e(_plain(renderable.title))}</h3>" if renderable.title else ""
         return f'<section class="panel">{title}{to_html(renderable.renderable)}</section>'
+    if isinstance(renderable, PatchBlock):
+        return patch_html(renderable)
     if isinstance(renderable, Padding):
         return to_html(renderable.renderable)
     if isinstance(renderable, (Text, str)):
