@@ -167,8 +167,7 @@ def script_findings(result: ScriptRecord) -> tuple[ScriptFinding, ...]:
                 out.append(ScriptFinding(f, site, round(f.impact * share, 4)))
     lines = script_lines(result.lines)
     scene = Scene(lines, result.environment.framework)
-    for found in compile_findings(result, lines, scene):
-        out.append(ScriptFinding(found, None, found.impact))
+    out.extend(ScriptFinding(c, None, c.impact) for c in compile_findings(result, lines, scene))
     for line in lines:
         if not line.repeated or line.nature in SITE_NATURES or _at_site(line, result.sites):
             continue

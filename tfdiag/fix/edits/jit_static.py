@@ -173,13 +173,11 @@ def jit_static(files: Files, target: Target) -> Edit | NoEdit:
     if len(edits) > 1:
         return NoEdit(f"`{name}` is jitted {len(edits)} times with `{param}` static: which one")
     call, new = edits[0]
-    decorated = any(d.decorator is call for d in fn.decorators)
-    if decorated and _is_partial_jit(new) and len(new.args) == 1:
+    decorator = next((d for d in fn.decorators if d.decorator is call), None)
+    if decorator is not None and _is_partial_jit(new) and len(new.args) == 1:
         # partial(jax.jit) with nothing else: the decorator is jax.jit itself
-        decorator = next(d for d in fn.decorators if d.decorator is call)
-        module = source.module.deep_replace(
-            decorator, decorator.with_changes(decorator=new.args[0].value)
-        )
+        replacement: cst.Decorator | cst.Call = decorator.with_changes(decorator=new.args[0].value)
+        module = source.module.deep_replace(decorator, replacement)
     else:
         module = source.module.deep_replace(call, new)
     assert isinstance(module, cst.Module)
