@@ -25,7 +25,9 @@ from tfdiag.render.flavour import flavour_label
 N = 5
 TRAINER = SITE + "keras/src/backend/jax/trainer.py"
 CALLBACKS = SITE + "keras/src/callbacks/callback_list.py"
-JAX_ENV = Environment(python="3.11", keras="3.15.1", backend="jax", jax="0.10.2", jaxlib="0.10.2")
+JAX_ENV = Environment(
+    python="3.11", backend="jax", versions={"keras": "3.15.1", "jax": "0.10.2", "jaxlib": "0.10.2"}
+)
 
 
 def findings_of(record: RunRecord) -> tuple[Any, ...]:
@@ -130,12 +132,12 @@ def test_jit_compiles_and_the_backend_survive_the_json_round_trip() -> None:
 
 def test_the_environment_says_what_ran() -> None:
     assert JAX_ENV.stack() == ["Keras 3.15.1", "jax 0.10.2", "jaxlib 0.10.2"]
-    assert Environment(jax="0.10.2").framework == "jax"
-    assert Environment(tensorflow="2.21.0", jax="0.10.2").framework == "tensorflow"
+    assert Environment(versions={"jax": "0.10.2"}).framework == "jax"
+    assert Environment(versions={"tensorflow": "2.21.0", "jax": "0.10.2"}).framework == "tensorflow"
     assert Environment().framework is None
     call = CallInfo("Functional.predict", flavour="keras3")
     assert flavour_label(call, JAX_ENV) == "Keras 3 on JAX"
-    assert flavour_label(call, Environment(tensorflow="2.21.0")) == "Keras 3"
+    assert flavour_label(call, Environment(versions={"tensorflow": "2.21.0"})) == "Keras 3"
 
 
 # -- the fix texts' backend dimension ---------------------------------------------------
@@ -294,7 +296,7 @@ def _jit_loop(compiles: tuple[JitCompile, ...]) -> RunRecord:
     return dataclasses.replace(
         report,
         call=CallInfo("train", method="train", flavour="python"),
-        environment=Environment(python="3.11", jax="0.10.2"),
+        environment=Environment(python="3.11", versions={"jax": "0.10.2"}),
         jit_compiles=compiles,
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 from tfdiag.capture.facts import call_facts
 from tfdiag.capture.lines import caller_line
 from tfdiag.capture.native_log import quiet
+from tfdiag.records.catalog.backends import PACKAGES
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import CallInfo, Environment
 
@@ -226,15 +227,12 @@ def configured_keras_backend() -> str:
 
 
 def current_environment() -> Environment:
+    versions = {p.key: v for p in PACKAGES if (v := _loaded(p.module, *p.dists)) is not None}
     return Environment(
         python=platform.python_version(),
         platform=platform.platform(terse=True),
-        tensorflow=_loaded("tensorflow", "tensorflow", "tensorflow-cpu"),
-        keras=_loaded("keras", "keras"),
-        tf_keras=_loaded("tf_keras", "tf-keras", "tf_keras"),
         cpu_count=os.cpu_count(),
         devices=_devices(),
         backend=keras_backend(),
-        jax=_loaded("jax", "jax"),
-        jaxlib=_loaded("jaxlib", "jaxlib"),
+        versions=versions,
     )
