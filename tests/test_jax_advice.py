@@ -15,7 +15,7 @@ from synth import SITE, Node, make_report
 from tfdiag.advise import FINDINGS
 from tfdiag.advise.diagnosis import diagnose
 from tfdiag.advise.finding import CallKind, Detection
-from tfdiag.advise.fixes_jax import USES_TF_DATA
+from tfdiag.advise.fixes.jax import USES_TF_DATA
 from tfdiag.capture.jit import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, CompileRecorder, explain
 from tfdiag.records.jit import MAX_COMPILES, JitCompile
 from tfdiag.records.report import CallInfo, Environment, RunRecord

@@ -59,6 +59,9 @@ class Backend:
     line: str = ""
     #: The packages of its own whose versions a report records.
     versions: tuple[Package, ...] = ()
+    #: Whether tfdiag/advise/fixes/<name>.py gives its fix texts and titles (else the
+    #: default backend's are its own).
+    overlay: bool = False
     #: The tracer of its timed pass, by name (``""``: none).
     profiler: str = ""
     #: Whether ``compare`` and ``verify`` measure on it (their methods and variants).
@@ -81,6 +84,7 @@ JAX = Backend(
     label="JAX",
     module="jax",
     catalog_files=("jax",),
+    overlay=True,
     versions=(
         Package("jax", "jax", "jax", ("jax",)),
         Package("jaxlib", "jaxlib", "jaxlib", ("jaxlib",)),
