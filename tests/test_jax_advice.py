@@ -404,13 +404,15 @@ def test_tensorflow_hooks_stay_off_on_another_keras_backend_even_with_tensorflow
     import sys
     import types
 
-    from tfdiag.capture import plan
+    from tfdiag.capture import tracers
+    from tfdiag.capture.tfprofiler import TfTrace
 
     monkeypatch.setitem(
         sys.modules, "tensorflow", sys.modules.get("tensorflow") or types.ModuleType("tensorflow")
     )
-    monkeypatch.setattr(plan, "keras_backend", lambda: backend)
-    assert plan.tf_in_use() is on
+    monkeypatch.setattr(tracers, "keras_backend", lambda: backend)
+    assert (tracers.tracer_in_use() is TfTrace) is on
+    assert tracers.tracer_for(backend) is (tracers.JaxTrace if backend == "jax" else TfTrace)
 
 
 def test_a_keras_step_run_as_python_with_unknown_settings_names_both_that_do_it() -> None:
