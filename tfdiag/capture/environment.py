@@ -13,7 +13,7 @@ from typing import Any
 from tfdiag.capture.facts import call_facts
 from tfdiag.capture.lines import caller_line
 from tfdiag.capture.native_log import quiet
-from tfdiag.records.catalog.backends import PACKAGES
+from tfdiag.records.catalog.backends import DEFAULT, PACKAGES
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import CallInfo, Environment
 
@@ -222,8 +222,8 @@ def configured_keras_backend() -> str:
         with open(os.path.join(os.path.expanduser(home), "keras.json"), encoding="utf-8") as f:
             backend = json.load(f).get("backend")
     except (OSError, ValueError, AttributeError):
-        return "tensorflow"
-    return backend if isinstance(backend, str) and backend else "tensorflow"
+        return DEFAULT.name
+    return backend if isinstance(backend, str) and backend else DEFAULT.name
 
 
 def current_environment() -> Environment:
