@@ -410,7 +410,7 @@ def test_tensorflow_hooks_stay_off_on_another_keras_backend_even_with_tensorflow
     monkeypatch.setitem(
         sys.modules, "tensorflow", sys.modules.get("tensorflow") or types.ModuleType("tensorflow")
     )
-    monkeypatch.setattr(tracers, "keras_backend", lambda: backend)
+    monkeypatch.setattr(tracers, "running_backend", lambda: backend)
     assert (tracers.tracer_in_use() is TfTrace) is on
     assert tracers.tracer_for(backend) is (tracers.JaxTrace if backend == "jax" else TfTrace)
 

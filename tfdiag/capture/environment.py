@@ -203,6 +203,13 @@ def keras_backend() -> str | None:
     return name if isinstance(name, str) else None
 
 
+def running_backend() -> str:
+    """The backend the process computes with: Keras 3's when it has imported Keras 3, else
+    the default (a tf_keras or TensorFlow program runs on TensorFlow). Never imports
+    anything."""
+    return keras_backend() or DEFAULT.name
+
+
 def configured_keras_backend() -> str:
     """The backend Keras 3 picks when it is imported: the loaded Keras' own when it is, else
     as Keras reads it (keras/src/backend/config.py): ``KERAS_BACKEND``, else the ``backend``

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfdiag.capture.environment import keras_backend
+from tfdiag.capture.environment import running_backend
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.pycalls import CallbackRecorder, hooked
 from tfdiag.capture.sampling import ThreadSampler, _calls, start
@@ -163,7 +163,7 @@ def _trace(out: Observation) -> Tracer | None:
     """The block's profiler: the backend's own (:data:`~tfdiag.capture.tracers.TRACERS`;
     on Keras' JAX backend TensorFlow's would see none of its XLA ops, and is never started
     there), else TensorFlow's."""
-    tracer = tracer_for(keras_backend())
+    tracer = tracer_for(running_backend())
     try:
         return tracer.create()
     except ProbeError as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from tfdiag.capture.environment import keras_backend
+from tfdiag.capture.environment import running_backend
 from tfdiag.capture.jax_profiler import JaxTrace
 from tfdiag.capture.tfprofiler import TfTrace
 from tfdiag.records.catalog.backends import DEFAULT, backend_named, profiler_of
@@ -50,5 +50,5 @@ def tracer_in_use() -> type[Tracer] | None:
     """The tracer on by default: the backend's own when the process computes with it and
     has loaded it. A Keras-on-JAX program that loads TensorFlow for ``tf.data`` (or
     ``clone_model``) is not a TensorFlow program: TensorFlow's hooks stay off there."""
-    tracer = TRACERS.get(keras_backend() or DEFAULT.name)
+    tracer = TRACERS.get(running_backend())
     return tracer if tracer is not None and loaded(tracer) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tfdiag.capture.environment import flavour_of, keras_backend
+from tfdiag.capture.environment import flavour_of, running_backend
 from tfdiag.measure.methods import (
     BASELINES,
     INFERENCE,
@@ -171,7 +171,7 @@ def choose(methods: Iterable[str | Method] | None, *, with_y: bool) -> list[Meth
     """The methods to measure: the given ones, else every one of the model's backend
     (:data:`METHODS_BY_BACKEND`), training methods only with targets. A name is the
     backend's method of that name, else the default's."""
-    table = METHODS_BY_BACKEND.get(keras_backend() or DEFAULT.name, METHODS)
+    table = METHODS_BY_BACKEND.get(running_backend(), METHODS)
     if methods is None:
         return [m for m in table if with_y or m.kind == INFERENCE]
     own = {m.name: m for m in table} if table is not METHODS else {}

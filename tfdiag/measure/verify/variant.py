@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tfdiag.capture.environment import keras_backend
+from tfdiag.capture.environment import running_backend
 from tfdiag.measure.verify.call import Call
 from tfdiag.records.catalog.backends import DEFAULT, JAX, MEASURED
 from tfdiag.records.verification import FIX
@@ -98,7 +98,7 @@ class Variant:
 
     def elsewhere(self) -> bool:
         """Built for another backend than the process's, with a twin measured instead."""
-        return self.twin is not None and (keras_backend() or DEFAULT.name) not in self.backends
+        return self.twin is not None and running_backend() not in self.backends
 
     def dropped(self, call: Call) -> tuple[str, ...]:
         """The call's arguments this variant would not reproduce (an argument given as its
@@ -111,7 +111,7 @@ class Variant:
 
     def why_not(self, call: Call) -> str | None:
         """Why the variant does not apply to ``call`` (None: it does)."""
-        backend = keras_backend() or DEFAULT.name  # tf_keras alone runs on TensorFlow
+        backend = running_backend()  # tf_keras alone runs on TensorFlow
         if backend not in self.backends:
             if DEFAULT.name in self.backends:
                 return f"a {DEFAULT.label} rewrite: not measured on Keras' {backend} backend yet"
