@@ -102,3 +102,15 @@ def test_each_tracer_has_a_row() -> None:
     for name in TRACERS:
         row = backend_named(name)
         assert row is not None and row.profiler, name
+
+
+def test_the_environment_json_keeps_the_old_keys_in_the_old_order() -> None:
+    """Versions are read off the table, and old readers still find each package's key."""
+    from tfdiag.records.report import Environment
+
+    old = ["python", "platform", "tensorflow", "keras", "tf_keras", "cpu_count", "devices"]
+    old += ["backend", "jax", "jaxlib"]
+    assert list(Environment().to_json()) == old
+    env = Environment(versions={"jax": "0.10.2", "keras": "3.15.1"}, backend="jax")
+    assert Environment.from_json(env.to_json()) == env
+    assert env.stack() == ["Keras 3.15.1", "jax 0.10.2"]

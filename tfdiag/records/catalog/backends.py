@@ -74,7 +74,13 @@ TENSORFLOW = Backend(
     module="tensorflow",
     catalog_files=("tf_keras", "tensorflow", "legacy"),
     versions=(
-        Package("tensorflow", "TensorFlow", "tensorflow", ("tensorflow", "tensorflow-cpu"), True),
+        Package(
+            "tensorflow",
+            "TensorFlow",
+            "tensorflow",
+            ("tensorflow", "tensorflow-cpu"),
+            first_layout=True,
+        ),
     ),
     profiler="TF profiler",
     measured=True,
@@ -115,8 +121,8 @@ DEFAULT = TENSORFLOW
 
 #: The front-end packages a report records beside the backends' own.
 FRONTENDS: tuple[Package, ...] = (
-    Package("keras", "Keras", "keras", ("keras",), True),
-    Package("tf_keras", "tf_keras", "tf_keras", ("tf-keras", "tf_keras"), True),
+    Package("keras", "Keras", "keras", ("keras",), first_layout=True),
+    Package("tf_keras", "tf_keras", "tf_keras", ("tf-keras", "tf_keras"), first_layout=True),
 )
 
 #: Every package a report records, in the stack line's order.
