@@ -110,7 +110,9 @@ def make_report(
             line=call_line[1],
             code=call_line[2],
         ),
-        environment=Environment(python="3.11", tensorflow="2.21.0", keras="3.15.1"),
+        environment=Environment(
+            python="3.11", versions={"tensorflow": "2.21.0", "keras": "3.15.1"}
+        ),
         timing=Timing(
             iterations=iterations,
             profiled_calls=iterations + 1,

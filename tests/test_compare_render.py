@@ -163,7 +163,9 @@ def _bench(flavours: tuple[str, ...]) -> BenchResult:
                         cell = BenchCell(model, data, flavour, loop, source, mode, 5, times)
                         cells.append(cell)
     settings = BenchSettings(flavours=flavours, iterations=5, repeats=3)
-    env = Environment(python="3.11", tensorflow="2.21.0", keras="3.15.1", cpu_count=2)
+    env = Environment(
+        python="3.11", cpu_count=2, versions={"tensorflow": "2.21.0", "keras": "3.15.1"}
+    )
     return BenchResult(tuple(cells), settings, env)
 
 

@@ -47,7 +47,9 @@ def _result(*methods: MethodResult) -> CompareResult:
         data=(("x", "ndarray float32 (32, 4)"),),
         settings=Settings(repeats=3),
         baselines=(("inference", "predict"), ("training", "fit")),
-        environment=Environment(python="3.11", tensorflow="2.21.0", keras="3.15.1", cpu_count=2),
+        environment=Environment(
+            python="3.11", cpu_count=2, versions={"tensorflow": "2.21.0", "keras": "3.15.1"}
+        ),
         notes=("a note",),
         created="2026-11-29T00:00:00+00:00",
     )

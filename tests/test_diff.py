@@ -128,9 +128,11 @@ def test_cold_iterations_are_compared_with_nothing_warm() -> None:
 
 
 def test_environment_differences_name_each_field() -> None:
-    a = Environment(python="3.11", tensorflow="2.21.0", cpu_count=2, devices=("CPU:0",))
+    a = Environment(
+        python="3.11", cpu_count=2, devices=("CPU:0",), versions={"tensorflow": "2.21.0"}
+    )
     assert environment_differences(a, a) == []
-    b = replace(a, tensorflow="2.20.0", cpu_count=16, devices=("CPU:0", "GPU:0"))
+    b = replace(a, versions={"tensorflow": "2.20.0"}, cpu_count=16, devices=("CPU:0", "GPU:0"))
     assert environment_differences(a, b) == [
         "TensorFlow 2.21.0 → 2.20.0",
         "CPUs 2 → 16",
@@ -173,7 +175,10 @@ def test_the_fix_is_faster_and_its_finding_resolved() -> None:
 
 def test_other_machines_versions_and_partial_runs_are_compared_with_a_warning() -> None:
     after = on_batch()
-    after = replace(after, environment=replace(after.environment, tensorflow="2.20.0"))
+    env = after.environment
+    after = replace(
+        after, environment=replace(env, versions={**env.versions, "tensorflow": "2.20.0"})
+    )
     result = tfdiag.diff(predict_loop(), replace(after, partial=True))
     assert result.verdict == "faster"
     assert len(result.warnings) == 2

@@ -118,7 +118,10 @@ def hostile_report() -> tfdiag.Report:
             facts=((_h("fact"), _h("value")),),
         ),
         environment=Environment(
-            python=_h("py"), platform=_h("os"), tensorflow=_h("tf"), devices=(_h("dev"),)
+            python=_h("py"),
+            platform=_h("os"),
+            devices=(_h("dev"),),
+            versions={"tensorflow": _h("tf")},
         ),
         profile=ProfileStats(functions),
         notes=(_h("note"),),
@@ -143,7 +146,7 @@ def hostile_compare() -> CompareResult:
         flavour="keras3",
         data=((_h("x"), _h("shape")),),
         baselines=(("inference", "predict"),),
-        environment=Environment(python=_h("py"), tensorflow=_h("tf")),
+        environment=Environment(python=_h("py"), versions={"tensorflow": _h("tf")}),
         notes=(_h("note"),),
     )
 

@@ -15,7 +15,7 @@ from synth import SITE, Node, make_report
 from tfdiag.advise import FINDINGS
 from tfdiag.advise.diagnosis import diagnose
 from tfdiag.advise.finding import CallKind, Detection
-from tfdiag.advise.fixes_jax import USES_TF_DATA
+from tfdiag.advise.fixes.jax import USES_TF_DATA
 from tfdiag.capture.jit import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, CompileRecorder, explain
 from tfdiag.records.jit import MAX_COMPILES, JitCompile
 from tfdiag.records.report import CallInfo, Environment, RunRecord
@@ -25,7 +25,9 @@ from tfdiag.render.flavour import flavour_label
 N = 5
 TRAINER = SITE + "keras/src/backend/jax/trainer.py"
 CALLBACKS = SITE + "keras/src/callbacks/callback_list.py"
-JAX_ENV = Environment(python="3.11", keras="3.15.1", backend="jax", jax="0.10.2", jaxlib="0.10.2")
+JAX_ENV = Environment(
+    python="3.11", backend="jax", versions={"keras": "3.15.1", "jax": "0.10.2", "jaxlib": "0.10.2"}
+)
 
 
 def findings_of(record: RunRecord) -> tuple[Any, ...]:
@@ -130,12 +132,12 @@ def test_jit_compiles_and_the_backend_survive_the_json_round_trip() -> None:
 
 def test_the_environment_says_what_ran() -> None:
     assert JAX_ENV.stack() == ["Keras 3.15.1", "jax 0.10.2", "jaxlib 0.10.2"]
-    assert Environment(jax="0.10.2").framework == "jax"
-    assert Environment(tensorflow="2.21.0", jax="0.10.2").framework == "tensorflow"
+    assert Environment(versions={"jax": "0.10.2"}).framework == "jax"
+    assert Environment(versions={"tensorflow": "2.21.0", "jax": "0.10.2"}).framework == "tensorflow"
     assert Environment().framework is None
     call = CallInfo("Functional.predict", flavour="keras3")
     assert flavour_label(call, JAX_ENV) == "Keras 3 on JAX"
-    assert flavour_label(call, Environment(tensorflow="2.21.0")) == "Keras 3"
+    assert flavour_label(call, Environment(versions={"tensorflow": "2.21.0"})) == "Keras 3"
 
 
 # -- the fix texts' backend dimension ---------------------------------------------------
@@ -294,7 +296,7 @@ def _jit_loop(compiles: tuple[JitCompile, ...]) -> RunRecord:
     return dataclasses.replace(
         report,
         call=CallInfo("train", method="train", flavour="python"),
-        environment=Environment(python="3.11", jax="0.10.2"),
+        environment=Environment(python="3.11", versions={"jax": "0.10.2"}),
         jit_compiles=compiles,
     )
 
@@ -420,13 +422,15 @@ def test_tensorflow_hooks_stay_off_on_another_keras_backend_even_with_tensorflow
     import sys
     import types
 
-    from tfdiag.capture import plan
+    from tfdiag.capture import tracers
+    from tfdiag.capture.tfprofiler import TfTrace
 
     monkeypatch.setitem(
         sys.modules, "tensorflow", sys.modules.get("tensorflow") or types.ModuleType("tensorflow")
     )
-    monkeypatch.setattr(plan, "keras_backend", lambda: backend)
-    assert plan.tf_in_use() is on
+    monkeypatch.setattr(tracers, "running_backend", lambda: backend)
+    assert (tracers.tracer_in_use() is TfTrace) is on
+    assert tracers.tracer_for(backend) is (tracers.JaxTrace if backend == "jax" else TfTrace)
 
 
 def test_a_keras_step_run_as_python_with_unknown_settings_names_both_that_do_it() -> None:

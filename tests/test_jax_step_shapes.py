@@ -101,7 +101,9 @@ def _serving(compiles: tuple[JitCompile, ...]) -> Any:
     return dataclasses.replace(
         report,
         call=CallInfo("serve", method="serve", flavour="python"),
-        environment=Environment(python="3.11", keras="3.15.1", backend="jax", jax="0.10.2"),
+        environment=Environment(
+            python="3.11", backend="jax", versions={"keras": "3.15.1", "jax": "0.10.2"}
+        ),
         jit_compiles=compiles,
     )
 

@@ -157,7 +157,9 @@ def test_the_record_survives_json() -> None:
 
 N = 5
 TRAINER = SITE + "keras/src/backend/jax/trainer.py"
-JAX_ENV = Environment(python="3.11", keras="3.15.1", backend="jax", jax="0.10.2", jaxlib="0.10.2")
+JAX_ENV = Environment(
+    python="3.11", backend="jax", versions={"keras": "3.15.1", "jax": "0.10.2", "jaxlib": "0.10.2"}
+)
 
 
 def _traced_predict(trace: JaxProfile | None) -> list[tuple[str, float, tuple[str, ...]]]:

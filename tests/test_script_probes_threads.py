@@ -38,7 +38,7 @@ class _FakeTrace:
 
 @pytest.fixture
 def probes(monkeypatch: pytest.MonkeyPatch) -> ScriptProbes:
-    monkeypatch.setattr(bp, "TfTrace", _FakeTrace)
+    monkeypatch.setattr(bp, "BLOCK_TRACER", _FakeTrace)
     _FakeTrace.read_calls = 0
     return ScriptProbes(iterations=10, tf_profiler=True)
 

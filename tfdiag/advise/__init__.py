@@ -35,6 +35,7 @@ from tfdiag.advise.work import NO_FINDING
 from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.timeline import ProgramTimeline, program_timeline
+from tfdiag.records.catalog.backends import undiagnosed_line
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.errors import InputError
 from tfdiag.records.report import RunRecord
@@ -149,20 +150,11 @@ class _Found:
     order: int = 0
 
 
-#: Frameworks tfdiag runs on but does not diagnose yet: no built-in finding is made there
-#: (the catalog and detectors know TensorFlow and JAX only), the user's own rules still run.
-UNDIAGNOSED = {
-    "torch": "Keras 3 on the PyTorch backend is not diagnosed yet: the profile, the timings "
-    "and the tables above are measured, but no built-in finding is made (its culprits are "
-    "not in the catalog); run on the JAX or TensorFlow backend (KERAS_BACKEND) to diagnose "
-    "the same model",
-}
-
-
 def undiagnosed(record: RunRecord) -> str | None:
-    """The one line that says the record's framework is not diagnosed (None: it is)."""
-    framework = record.environment.framework
-    return UNDIAGNOSED.get(framework) if framework is not None else None
+    """The one line that says the record's framework is not diagnosed (None: it is): no
+    built-in finding is made there, the user's own rules still run (its row in
+    :mod:`tfdiag.records.catalog.backends`)."""
+    return undiagnosed_line(record.environment.framework)
 
 
 def advise(
@@ -174,7 +166,7 @@ def advise(
 ) -> tuple[Finding, ...]:
     """Run every detector of ``table``, then the record's own finding rules; findings in the
     one order of :data:`ORDER`, each with the fix text for what was called. On a framework
-    not diagnosed yet (:data:`UNDIAGNOSED`), only the record's own rules. ``timeline``: the
+    not diagnosed yet (:func:`undiagnosed`), only the record's own rules. ``timeline``: the
     record's, when the caller has read it already (:func:`~tfdiag.advise.diagnosis.diagnose`)."""
     kind = call_kind(record.call.method)
     if timeline is None:

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.timeline import ProgramTimeline
+from tfdiag.records.catalog.backends import DEFAULT
 from tfdiag.records.report import RunRecord
 from tfdiag.records.verification import Verification
 
@@ -113,7 +114,7 @@ class Context:
         """The framework the call ran on when it is not TensorFlow (``jax``): the fix texts'
         backend (:meth:`FindingSpec.fix_for`)."""
         framework = self.record.environment.framework
-        return framework if framework not in (None, "tensorflow") else None
+        return framework if framework not in (None, DEFAULT.name) else None
 
 
 Detector = Callable[[Context], "Detection | None"]
@@ -176,7 +177,7 @@ class FindingSpec(Generic[C]):
     ceilings: Mapping[str, str] = field(default_factory=dict)
     when: str = ""
     tier: str = "steady"
-    #: The title on another framework where ``title`` names TensorFlow (``{"jax": ...}``).
+    #: The title on another backend where ``title`` names TensorFlow (by backend name).
     titles: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -14,11 +14,9 @@ steady-state finding follows it, ``first`` when it leads ahead of some.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from tfdiag.advise import calls, graphs, jit, keras_jax, tracing
 from tfdiag.advise.finding import Context, FindingSpec, first_of
-from tfdiag.advise.fixes_jax import jax_titles, with_jax_fixes
+from tfdiag.advise.fixes import with_overlays
 from tfdiag.advise.table_around import AROUND
 from tfdiag.advise.table_later import LATER
 from tfdiag.advise.texts import ITERATOR_ONCE
@@ -272,8 +270,6 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     ),
 )
 
-#: Each row with its fix texts on JAX beside the TensorFlow ones (advise/fixes_jax.py).
-FINDINGS = tuple(
-    replace(s, fixes=with_jax_fixes(dict(s.fixes), s.id), titles=jax_titles(s.id))
-    for s in (*FINDINGS, *AROUND, *LATER)
-)
+#: Each row with every other backend's fix texts and titles beside the TensorFlow ones
+#: (its overlay in advise/fixes/).
+FINDINGS = tuple(with_overlays(s) for s in (*FINDINGS, *AROUND, *LATER))

@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tfdiag.records.catalog.backends import PACKAGES
 from tfdiag.records.report import Environment
 
 VERDICTS = ("faster", "slower", "same")
@@ -143,9 +144,11 @@ def environment_differences(before: Environment, after: Environment) -> list[str
     fields = (
         ("Python", before.python, after.python),
         ("platform", before.platform, after.platform),
-        ("TensorFlow", before.tensorflow, after.tensorflow),
-        ("Keras", before.keras, after.keras),
-        ("tf_keras", before.tf_keras, after.tf_keras),
+        *(
+            (p.label, before.version(p.key), after.version(p.key))
+            for p in PACKAGES
+            if p.first_layout
+        ),
         ("CPUs", before.cpu_count, after.cpu_count),
         ("devices", ", ".join(before.devices), ", ".join(after.devices)),
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.analysis.xprof import BREAKDOWN
 from tfdiag.records.catalog import Category
+from tfdiag.records.catalog.backends import profiler_of
 from tfdiag.records.numbers import median
 from tfdiag.records.probes import TfProfile
 from tfdiag.records.report import RunRecord
@@ -141,7 +142,7 @@ def slowdowns(record: RunRecord) -> tuple[tuple[str, float], ...]:
     if sampling is not None and sampling.iteration_s != t.iteration_s:
         passes.append(("sampling", sampling.iteration_s))
     tf = probes.tf_profile if probes is not None else None
-    tracer = "JAX profiler" if record.environment.framework == "jax" else "TF profiler"
+    tracer = profiler_of(record.environment.framework)
     if t.traced and len(t.iteration_s) > t.traced:
         passes.append((tracer, t.iteration_s[: t.traced]))
     elif tf is not None and not t.traced:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfdiag.advise import UNDIAGNOSED
 from tfdiag.capture import native_log
 from tfdiag.capture.environment import current_environment
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.backends import undiagnosed_line
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import now_iso
 from tfdiag.records.distributed import Distribution
@@ -61,7 +61,7 @@ def build_report(
     (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
     environment = current_environment()  # its look for devices may log: kept, taken next
     native, more = native_log.take()
-    if (line := UNDIAGNOSED.get(environment.framework or "")) is not None:
+    if (line := undiagnosed_line(environment.framework)) is not None:
         notes = (*notes, line)
     return Report(
         call=call,

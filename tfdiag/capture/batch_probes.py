@@ -5,7 +5,6 @@ without cProfile (the profiled ones are the capture session's, :mod:`tfdiag.capt
 
 from __future__ import annotations
 
-import sys
 import time
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
@@ -13,6 +12,7 @@ from typing import Any, NamedTuple
 from tfdiag.capture.observe import MAX_TRACED_STEPS
 from tfdiag.capture.pycalls import CallbackRecorder, install
 from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
+from tfdiag.capture.tracers import BLOCK_TRACER, loaded, tracer_name
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
@@ -63,9 +63,9 @@ class TracedBlock:
             return False
         if self._trace is None:
             try:
-                self._trace = TfTrace.start()
+                self._trace = BLOCK_TRACER.start()
             except ProbeError as exc:
-                self.notes.append(f"TF profiler probe: {exc}")
+                self.notes.append(f"{tracer_name(BLOCK_TRACER)} probe: {exc}")
                 self.done = True
                 return False
         self._step = self._trace.step(len(self.traced_s))
@@ -96,7 +96,7 @@ class TracedBlock:
         except ProbeError as exc:
             self._trace.cleanup()
             self._trace = None
-            self.notes.append(f"TF profiler probe: {exc}")
+            self.notes.append(f"{tracer_name(BLOCK_TRACER)} probe: {exc}")
 
     def finish(
         self, *, failed: bool = False, read: bool = True
@@ -119,7 +119,7 @@ class TracedBlock:
             return trace.read(self.traced_s, self._export_s)
         except ProbeError as exc:
             trace.cleanup()
-            self.notes.append(f"TF profiler probe: {exc}")
+            self.notes.append(f"{tracer_name(BLOCK_TRACER)} probe: {exc}")
             return None, ()
 
 
@@ -130,7 +130,7 @@ class BatchProbes:
     stops whatever still runs."""
 
     def __init__(self, *, tf_profiler: bool | None, clock: Clock = time.perf_counter) -> None:
-        self.want_tf = "tensorflow" in sys.modules if tf_profiler is None else tf_profiler
+        self.want_tf = loaded(BLOCK_TRACER) if tf_profiler is None else tf_profiler
         self.callbacks = CallbackRecorder(clock)
         self.block = TracedBlock(clock=clock)
         self.block.done = not self.want_tf

@@ -13,6 +13,7 @@ from typing import Any
 from tfdiag.capture.facts import call_facts
 from tfdiag.capture.lines import caller_line
 from tfdiag.capture.native_log import quiet
+from tfdiag.records.catalog.backends import DEFAULT, PACKAGES
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import CallInfo, Environment
 
@@ -202,6 +203,13 @@ def keras_backend() -> str | None:
     return name if isinstance(name, str) else None
 
 
+def running_backend() -> str:
+    """The backend the process computes with: Keras 3's when it has imported Keras 3, else
+    the default (a tf_keras or TensorFlow program runs on TensorFlow). Never imports
+    anything."""
+    return keras_backend() or DEFAULT.name
+
+
 def configured_keras_backend() -> str:
     """The backend Keras 3 picks when it is imported: the loaded Keras' own when it is, else
     as Keras reads it (keras/src/backend/config.py): ``KERAS_BACKEND``, else the ``backend``
@@ -221,20 +229,17 @@ def configured_keras_backend() -> str:
         with open(os.path.join(os.path.expanduser(home), "keras.json"), encoding="utf-8") as f:
             backend = json.load(f).get("backend")
     except (OSError, ValueError, AttributeError):
-        return "tensorflow"
-    return backend if isinstance(backend, str) and backend else "tensorflow"
+        return DEFAULT.name
+    return backend if isinstance(backend, str) and backend else DEFAULT.name
 
 
 def current_environment() -> Environment:
+    versions = {p.key: v for p in PACKAGES if (v := _loaded(p.module, *p.dists)) is not None}
     return Environment(
         python=platform.python_version(),
         platform=platform.platform(terse=True),
-        tensorflow=_loaded("tensorflow", "tensorflow", "tensorflow-cpu"),
-        keras=_loaded("keras", "keras"),
-        tf_keras=_loaded("tf_keras", "tf-keras", "tf_keras"),
         cpu_count=os.cpu_count(),
         devices=_devices(),
         backend=keras_backend(),
-        jax=_loaded("jax", "jax"),
-        jaxlib=_loaded("jaxlib", "jaxlib"),
+        versions=versions,
     )

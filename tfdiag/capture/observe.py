@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfdiag.capture.environment import keras_backend
-from tfdiag.capture.jax_profiler import JaxTrace
+from tfdiag.capture.environment import running_backend
 from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.pycalls import CallbackRecorder, hooked
 from tfdiag.capture.sampling import ThreadSampler, _calls, start
-from tfdiag.capture.tfprofiler import TfTrace, TraceFiles
+from tfdiag.capture.tfprofiler import TraceFiles
+from tfdiag.capture.tracers import Tracer, tracer_for, tracer_name
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import ProbeError
@@ -81,7 +81,7 @@ def observe(
     """
     out = into if into is not None else Observation()
     sampler = ThreadSampler(clock=clock) if sampling else None
-    trace: TfTrace | JaxTrace | None = None
+    trace: Tracer | None = None
     export_s: float | None = None
     callbacks = CallbackRecorder(clock)
     load = LoadProbe()
@@ -144,7 +144,7 @@ def _timed_block(
     kwargs: dict[str, Any],
     n: int,
     clock: Clock,
-    trace: TfTrace | JaxTrace | None,
+    trace: Tracer | None,
     out: Observation,
     after: Callable[[], None] | None,
 ) -> None:
@@ -159,22 +159,23 @@ def _timed_block(
         raise
 
 
-def _trace(out: Observation) -> TfTrace | JaxTrace | None:
-    """The block's profiler: ``jax.profiler`` on Keras' JAX backend (TensorFlow's would see
-    none of its XLA ops, and is never started there), else TensorFlow's."""
-    jax = keras_backend() == "jax"
+def _trace(out: Observation) -> Tracer | None:
+    """The block's profiler: the backend's own (:data:`~tfdiag.capture.tracers.TRACERS`;
+    on Keras' JAX backend TensorFlow's would see none of its XLA ops, and is never started
+    there), else TensorFlow's."""
+    tracer = tracer_for(running_backend())
     try:
-        return JaxTrace.create() if jax else TfTrace.create()
+        return tracer.create()
     except ProbeError as exc:
-        out.notes.append(f"{'JAX' if jax else 'TF'} profiler probe: {exc}")
+        out.notes.append(f"{tracer_name(tracer)} probe: {exc}")
         return None
 
 
-def _name(trace: TfTrace | JaxTrace) -> str:
-    return "JAX profiler" if isinstance(trace, JaxTrace) else "TF profiler"
+def _name(trace: Tracer) -> str:
+    return tracer_name(type(trace))
 
 
-def _stop_trace(trace: TfTrace | JaxTrace, clock: Clock, out: Observation) -> float | None:
+def _stop_trace(trace: Tracer, clock: Clock, out: Observation) -> float | None:
     try:
         return trace.stop(clock)
     except ProbeError as exc:

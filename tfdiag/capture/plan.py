@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import sys
 
-from tfdiag.capture.environment import keras_backend
 from tfdiag.records.errors import InputError
 
 #: More iterations than this is a typo, not a profile.
@@ -39,17 +37,3 @@ def probe_flag(value: object, name: str) -> bool | None:
     if value is not None and not isinstance(value, bool):
         raise InputError(f"{name} must be True, False or None (automatic), got {value!r}")
     return value
-
-
-def tf_in_use() -> bool:
-    """The TF profiler is on by default when the call has imported TensorFlow and Keras 3,
-    if loaded, runs on TensorFlow: a Keras-on-JAX program that loads TensorFlow for
-    ``tf.data`` (or ``clone_model``) is not a TensorFlow program, and TensorFlow's hooks stay
-    off there."""
-    return "tensorflow" in sys.modules and keras_backend() in (None, "tensorflow")
-
-
-def jax_in_use() -> bool:
-    """On Keras' JAX backend the traced block is on by default too, with ``jax.profiler``
-    (:mod:`tfdiag.capture.jax_profiler`)."""
-    return keras_backend() == "jax"

@@ -22,12 +22,11 @@ from tfdiag.capture.observe import READING, Observation, observe, traced_steps
 from tfdiag.capture.plan import (
     MIN_PROFILED,
     check_iterations,
-    jax_in_use,
     probe_flag,
     profiled_iterations,
-    tf_in_use,
 )
 from tfdiag.capture.session import CaptureSession
+from tfdiag.capture.tracers import tracer_in_use
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock, Progress
@@ -115,7 +114,7 @@ def _passes(
         run.profiled_pass()
         run.observe_pass(
             sampling=want_sampling is True,
-            tf_profiler=want_tf if want_tf is not None else tf_in_use() or jax_in_use(),
+            tf_profiler=want_tf if want_tf is not None else tracer_in_use() is not None,
         )
     except KeyboardInterrupt:
         ctrl_c.disarm()

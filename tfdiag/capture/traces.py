@@ -25,6 +25,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from tfdiag.capture import tracer_hook
+from tfdiag.records.catalog.backends import DEFAULT
 from tfdiag.records.traces import MAX_TRACES, TraceEvent
 
 _MODULE = tracer_hook.MODULE
@@ -80,7 +81,7 @@ class TraceRecorder:
     @staticmethod
     def applies(backend: str | None) -> bool:
         """TensorFlow's tracer: never on a Keras 3 backend other than TensorFlow."""
-        return backend in (None, "tensorflow")
+        return backend in (None, DEFAULT.name)
 
     def attach(self) -> AbstractContextManager[bool]:
         return recording(self)

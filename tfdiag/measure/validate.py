@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tfdiag.capture.environment import flavour_of, keras_backend
+from tfdiag.capture.environment import flavour_of, running_backend
 from tfdiag.measure.methods import (
     BASELINES,
     INFERENCE,
@@ -17,6 +17,7 @@ from tfdiag.measure.methods import (
 )
 from tfdiag.measure.methods_jax import JAX_METHODS
 from tfdiag.measure.subject import is_compiled, leaves, serializing_without_tensorflow
+from tfdiag.records.catalog.backends import DEFAULT, JAX
 from tfdiag.records.compare import Settings
 from tfdiag.records.errors import InputError
 
@@ -161,21 +162,21 @@ def _shapes(model: Any, what: str) -> list[tuple[int | None, ...]] | None:
         return None
 
 
+#: The methods ``compare`` measures on each backend, by its name; a backend without a row
+#: is measured with the default's (:func:`choose`).
+METHODS_BY_BACKEND: dict[str, tuple[Method, ...]] = {DEFAULT.name: METHODS, JAX.name: JAX_METHODS}
+
+
 def choose(methods: Iterable[str | Method] | None, *, with_y: bool) -> list[Method]:
-    """The methods to measure: the given ones, else every one of the model's backend (on
-    JAX :mod:`tfdiag.measure.methods_jax`), training methods only with targets."""
-    on_jax = keras_backend() == "jax"
+    """The methods to measure: the given ones, else every one of the model's backend
+    (:data:`METHODS_BY_BACKEND`), training methods only with targets. A name is the
+    backend's method of that name, else the default's."""
+    table = METHODS_BY_BACKEND.get(running_backend(), METHODS)
     if methods is None:
-        table = JAX_METHODS if on_jax else METHODS
         return [m for m in table if with_y or m.kind == INFERENCE]
-    jax_named = {m.name: m for m in JAX_METHODS}
+    own = {m.name: m for m in table} if table is not METHODS else {}
     chosen = [
-        m
-        if isinstance(m, Method)
-        else jax_named[m]
-        if on_jax and m in jax_named
-        else method_named(m)
-        for m in methods
+        m if isinstance(m, Method) else own[m] if m in own else method_named(m) for m in methods
     ]
     odd = [m.name for m in chosen if m.kind not in KINDS]
     if odd:

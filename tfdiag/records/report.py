@@ -9,12 +9,14 @@ carries the derived views for other tools; :func:`run_record_from_json` ignores 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.catalog import Rule
+from tfdiag.records.catalog.backends import BACKENDS, DEFAULT, PACKAGES, Backend
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.distributed import Distribution
 from tfdiag.records.errors import InputError
@@ -59,38 +61,46 @@ class CallInfo:
 class Environment:
     python: str = ""
     platform: str = ""
-    tensorflow: str | None = None
-    keras: str | None = None
-    tf_keras: str | None = None
     cpu_count: int | None = None
     devices: tuple[str, ...] = ()
     #: Keras 3's backend (``keras.backend.backend()``: ``tensorflow``, ``jax``, ``torch``),
     #: None when Keras 3 was not imported or the report predates the field.
     backend: str | None = None
-    jax: str | None = None
-    jaxlib: str | None = None
+    #: The version of each package of :data:`~tfdiag.records.catalog.backends.PACKAGES` the
+    #: process had imported, by its key (``{"tensorflow": "2.21.0", "keras": "3.15.1"}``).
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        known = {p.key for p in PACKAGES}
+        odd = sorted(set(self.versions) - known)
+        if odd:
+            raise ValueError(f"unknown package {odd[0]!r} (one of: {', '.join(sorted(known))})")
+        kept = {p.key: v for p in PACKAGES if (v := self.versions.get(p.key)) is not None}
+        object.__setattr__(self, "versions", kept)
+
+    def version(self, key: str) -> str | None:
+        """The version of the package ``key`` the run used (None: not loaded, not said)."""
+        return self.versions.get(key)
 
     def stack(self) -> list[str]:
         """``["TensorFlow 2.21.0", "Keras 3.15.1", ...]`` for the packages the run used."""
-        named = (
-            ("TensorFlow", self.tensorflow),
-            ("Keras", self.keras),
-            ("tf_keras", self.tf_keras),
-            ("jax", self.jax),
-            ("jaxlib", self.jaxlib),
-        )
-        return [f"{name} {version}" for name, version in named if version]
+        return [f"{p.label} {v}" for p in PACKAGES if (v := self.versions.get(p.key))]
 
     @property
     def framework(self) -> str | None:
-        """What the run computed with: Keras 3's backend when it recorded one, ``jax`` for a
-        JAX program without Keras or TensorFlow, ``tensorflow`` when TensorFlow was loaded,
+        """What the run computed with: Keras 3's backend when it recorded one, else the
+        default backend (``tensorflow``) when its package was loaded, else the first
+        backend whose package was (``jax`` for a JAX program without Keras or TensorFlow),
         None when the report does not say (a bare .prof, an older report)."""
         if self.backend:
             return self.backend
-        if self.jax and not self.tensorflow:
-            return "jax"
-        return "tensorflow" if self.tensorflow else None
+        if self._loaded(DEFAULT):
+            return DEFAULT.name
+        return next((b.name for b in BACKENDS if self._loaded(b)), None)
+
+    def _loaded(self, backend: Backend) -> bool:
+        """Whether the backend's own package (its first) was loaded."""
+        return bool(backend.versions) and bool(self.versions.get(backend.versions[0].key))
 
     def machine(self) -> list[str]:
         """``["2 CPUs", "no GPU"]``: what the run had to compute on."""
@@ -99,18 +109,13 @@ class Environment:
         return [*cpus, f"{len(gpus)} GPU" if gpus else "no GPU"]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "python": self.python,
-            "platform": self.platform,
-            "tensorflow": self.tensorflow,
-            "keras": self.keras,
-            "tf_keras": self.tf_keras,
-            "cpu_count": self.cpu_count,
-            "devices": list(self.devices),
-            "backend": self.backend,
-            "jax": self.jax,
-            "jaxlib": self.jaxlib,
-        }
+        """The JSON layout reports have always had: the first layout's packages before the
+        machine, the others after ``backend`` (each package's key; null when not loaded)."""
+        out: dict[str, Any] = {"python": self.python, "platform": self.platform}
+        out.update({p.key: self.version(p.key) for p in PACKAGES if p.first_layout})
+        out.update(cpu_count=self.cpu_count, devices=list(self.devices), backend=self.backend)
+        out.update({p.key: self.version(p.key) for p in PACKAGES if not p.first_layout})
+        return out
 
     @classmethod
     def from_json(cls, env: Any) -> Environment:
@@ -122,17 +127,14 @@ class Environment:
         if env is None:
             return cls()
         e = Obj(env, "environment")
+        versions = {p.key: v for p in PACKAGES if (v := e.opt_text(p.key)) is not None}
         return cls(
             python=e.text("python", ""),
             platform=e.text("platform", ""),
-            tensorflow=e.opt_text("tensorflow"),
-            keras=e.opt_text("keras"),
-            tf_keras=e.opt_text("tf_keras"),
             cpu_count=e.opt_count("cpu_count", hi=1 << 20),
             devices=e.texts("devices"),
             backend=e.opt_text("backend"),
-            jax=e.opt_text("jax"),
-            jaxlib=e.opt_text("jaxlib"),
+            versions=versions,
         )
 
 

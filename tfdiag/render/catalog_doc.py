@@ -9,6 +9,7 @@ from tfdiag.advise import FINDINGS, CallKind, FindingSpec
 from tfdiag.advise.job_table import JOB_FINDINGS
 from tfdiag.records.catalog import ROLES, Category, Rule, frameworks
 from tfdiag.records.catalog.apis import APIS, NATURES
+from tfdiag.records.catalog.backends import label_of
 
 _KINDS = {k.value for k in CallKind}
 
@@ -26,16 +27,13 @@ def _fixes(fixes: dict[str, str]) -> str:
         backend, _, bare = key.rpartition(":")
         label = "any other call" if bare == "other" else bare if bare in _KINDS else f"({bare})"
         if backend:
-            label = f"on {_BACKENDS.get(backend, backend)}, {label}"
+            label = f"on {label_of(backend)}, {label}"
         parts.append(f"**{label}:** {_cell(text)}")
     return "<br>".join(parts)
 
 
-_BACKENDS = {"jax": "JAX"}
-
-
 def _title(spec: FindingSpec[Any]) -> str:
-    others = "; ".join(f"on {_BACKENDS.get(b, b)}: {t}" for b, t in spec.titles.items())
+    others = "; ".join(f"on {label_of(b)}: {t}" for b, t in spec.titles.items())
     return f"{spec.title} ({others})" if others else spec.title
 
 

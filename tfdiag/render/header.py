@@ -4,6 +4,7 @@ timed, which were under a profiler, how busy the machine was)."""
 
 from __future__ import annotations
 
+from tfdiag.records.catalog.backends import profiler_of
 from tfdiag.records.numbers import median
 from tfdiag.records.report import RunRecord, Timing
 from tfdiag.records.units import fmt_s
@@ -63,8 +64,7 @@ def header_rows(report: RunRecord) -> list[tuple[str, str]]:
         rows.append(("job", job))
     rows.append(("profile", profiled_line(t)))
     if t.iteration_s:
-        jax = report.environment.framework == "jax"
-        rows.append(("time", time_line(t, "JAX profiler" if jax else "TF profiler")))
+        rows.append(("time", time_line(t, profiler_of(report.environment.framework))))
     first = first_call_line(t)
     if first is not None:
         rows.append(("first", first))

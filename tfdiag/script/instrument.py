@@ -26,6 +26,8 @@ from typing import Any
 from tfdiag.capture.environment import configured_keras_backend
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.script_lines import ScriptSampler
+from tfdiag.capture.tracers import BLOCK_TRACER, loaded
+from tfdiag.records.catalog.backends import DEFAULT
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.reading import check_regular
@@ -43,7 +45,7 @@ def model_classes() -> list[type]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     found = []
     names = ["keras", "tf_keras"]
-    if configured_keras_backend() != "tensorflow" and "tensorflow" not in sys.modules:
+    if configured_keras_backend() != DEFAULT.name and DEFAULT.module not in sys.modules:
         names.remove("tf_keras")
     for name in names:
         if importlib.util.find_spec(name) is not None:
@@ -151,7 +153,7 @@ def run_script(
     recorder = Recorder(
         script,
         iterations=iterations,
-        tf_profiler="tensorflow" in sys.modules if tf_profiler is None else tf_profiler,
+        tf_profiler=loaded(BLOCK_TRACER) if tf_profiler is None else tf_profiler,
         clock=clock,
     )
     saved_argv, saved_path = sys.argv, sys.path[:]

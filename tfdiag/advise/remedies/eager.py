@@ -12,6 +12,7 @@ from tfdiag.advise.remedies.base import (
     quoted,
 )
 from tfdiag.analysis.lines import UserLine
+from tfdiag.records.catalog.backends import JAX
 
 
 def _function(line: UserLine) -> str:
@@ -49,7 +50,7 @@ def eager(line: UserLine, scene: Scene) -> Remedy | None:
     """Ops, a model, a gradient run from Python one at a time, every iteration."""
     if not line.function or line.function == "<module>":
         return None
-    jax = scene.backend == "jax"
+    jax = scene.backend == JAX.name
     if _trains(line, scene) or re.search(r"\btraining\s*=\s*True\b", line.code):
         if jax:
             return Remedy(
@@ -153,7 +154,7 @@ def debug_switch(line: UserLine, scene: Scene) -> Remedy | None:
     why = _SWITCH_WHY.get(line.api)
     if why is None:
         return None
-    if line.api == "run-eagerly" and scene.backend == "jax":
+    if line.api == "run-eagerly" and scene.backend == JAX.name:
         why = (
             "it runs every step op by op in Python instead of one jitted XLA program; without "
             "it `fit`/`predict`/`evaluate` run the jitted step"

@@ -13,6 +13,7 @@ from tfdiag.advise.remedies.base import (
     receiver,
 )
 from tfdiag.analysis.lines import UserLine
+from tfdiag.records.catalog.backends import JAX
 
 
 def keras_loop(line: UserLine, scene: Scene) -> Remedy | None:
@@ -20,7 +21,7 @@ def keras_loop(line: UserLine, scene: Scene) -> Remedy | None:
     model = receiver(line.code, method) or "model"
     arg = first_argument(line.code, method) or "x"
     at = line.location
-    if scene.backend == "jax" and method in ("predict", "fit", "evaluate"):
+    if scene.backend == JAX.name and method in ("predict", "fit", "evaluate"):
         step = {"predict": "predict_on_batch", "fit": "train_on_batch", "evaluate": "test_on_batch"}
         args = arg if method == "predict" else "x, y"
         return Remedy(

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tfdiag.capture.environment import configured_keras_backend
     from tfdiag.capture.native_log import import_tensorflow
+    from tfdiag.records.catalog.backends import DEFAULT
     from tfdiag.records.files import check_targets
     from tfdiag.script.instrument import run_script
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         check_targets([out], overwrite=args.force)
     # TensorFlow's start-up log lines kept (capture/native_log.py), unless Keras runs on
     # another backend: a JAX script that never loads TensorFlow must not get it from tfdiag
-    if Path(args.script).is_file() and configured_keras_backend() == "tensorflow":
+    if Path(args.script).is_file() and configured_keras_backend() == DEFAULT.name:
         import_tensorflow()  # else run_script says so at once
     # JSON goes to stdout: the script's own prints (and Keras' progress bars) go to stderr.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.format == "json" else None

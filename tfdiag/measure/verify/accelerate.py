@@ -18,12 +18,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfdiag.capture.environment import flavour_of, keras_backend
+from tfdiag.capture.environment import flavour_of, running_backend
 from tfdiag.measure.check import output_mismatch
 from tfdiag.measure.run import _quiet_retracing
 from tfdiag.measure.subject import num_samples, to_numpy
 from tfdiag.measure.timing import measure
 from tfdiag.measure.validate import check_data, check_model
+from tfdiag.records.catalog.backends import JAX
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.numbers import median
@@ -287,7 +288,7 @@ def _compiled(model: Any, dims: tuple[int | None, ...], dname: str) -> tuple[str
     """The compiled forward pass of the model's backend, built once: on JAX a ``jax.jit`` of
     ``stateless_call`` (TensorFlow never imported), else a ``tf.function`` whose batch
     dimension is free."""
-    if keras_backend() == "jax" and flavour_of(model) == "keras3":
+    if running_backend() == JAX.name and flavour_of(model) == "keras3":
         from tfdiag.measure.methods_jax import jit_forward
 
         return JIT, jit_forward(model)
@@ -299,7 +300,7 @@ def _compiled(model: Any, dims: tuple[int | None, ...], dname: str) -> tuple[str
 
 def _kept(model: Any) -> AbstractContextManager[None]:
     """On JAX, a predict that raises leaves the model's weights on it (methods_jax)."""
-    if keras_backend() == "jax" and flavour_of(model) == "keras3":
+    if running_backend() == JAX.name and flavour_of(model) == "keras3":
         from tfdiag.measure.methods_jax import weights_reattached
 
         return weights_reattached(model)

@@ -19,16 +19,11 @@ from typing import Any
 from tfdiag.measure.verify.call import Call
 from tfdiag.measure.verify.rewrite import Rewritten, parallel
 from tfdiag.measure.verify.training import loss_of, trainable
-from tfdiag.measure.verify.variant import INFERENCE, Built, NotApplicable, Variant
+from tfdiag.measure.verify.variant import EVERY_BACKEND, INFERENCE, Built, NotApplicable, Variant
 from tfdiag.records.verification import BOUND
 
 #: The bound caches the whole pipeline in memory: at most this many elements.
 MAX_CACHED = 100_000
-
-
-#: The rewrites apply to a tf.data.Dataset the call is given, which Keras feeds to a JAX model
-#: too: on JAX, TensorFlow is then already loaded by the program itself.
-_BOTH = frozenset({"tensorflow", "jax"})
 
 
 def _dataset_applies(call: Call) -> str | None:
@@ -153,10 +148,10 @@ def _bound(call: Call) -> Built:
 #: ``kind`` is decided per call: a ``fit`` makes these training variants (run on clones).
 DATA_VARIANTS = {
     "parallel": Variant(
-        "parallel map + prefetch", INFERENCE, _dataset_applies, _parallel, backends=_BOTH
+        "parallel map + prefetch", INFERENCE, _dataset_applies, _parallel, backends=EVERY_BACKEND
     ),
-    "cache": Variant("cache", INFERENCE, _cache_applies, _cache, backends=_BOTH),
+    "cache": Variant("cache", INFERENCE, _cache_applies, _cache, backends=EVERY_BACKEND),
     "bound": Variant(
-        "input bound", INFERENCE, _dataset_applies, _bound, role=BOUND, backends=_BOTH
+        "input bound", INFERENCE, _dataset_applies, _bound, role=BOUND, backends=EVERY_BACKEND
     ),
 }

@@ -8,7 +8,7 @@ from typing import Any
 
 from tfdiag.measure.subject import num_samples, to_numpy
 from tfdiag.measure.verify.call import Call
-from tfdiag.measure.verify.variant import INFERENCE, Built, Variant
+from tfdiag.measure.verify.variant import EVERY_BACKEND, INFERENCE, JAX_ONLY, Built, Variant
 
 #: One ``predict`` over this many batches stands for the user's many calls.
 BATCHES_IN_ONE_PREDICT = 8
@@ -211,17 +211,13 @@ def _cast_once(call: Call) -> Built:
     )
 
 
-#: Keras calls only (a compiled clone included): they hold on JAX as on TensorFlow.
-BOTH = frozenset({"tensorflow", "jax"})
-JAX = frozenset({"jax"})
-
 INFERENCE_VARIANTS = {
     "predict_on_batch": Variant(
         "predict_on_batch",
         INFERENCE,
         _predict_on_batch_applies,
         _predict_on_batch,
-        backends=BOTH,
+        backends=EVERY_BACKEND,
         reproduces=_SAME_X,
     ),
     "tf.function": Variant(
@@ -238,21 +234,27 @@ INFERENCE_VARIANTS = {
         _jit_applies,
         _jit_forward,
         reproduces=_SAME_X | {"training"},
-        backends=JAX,
+        backends=JAX_ONLY,
         twin="tf.function",
     ),
     "one predict": Variant(
-        "one predict over all batches", INFERENCE, _predict_of_arrays, _one_predict, backends=BOTH
+        "one predict over all batches",
+        INFERENCE,
+        _predict_of_arrays,
+        _one_predict,
+        backends=EVERY_BACKEND,
     ),
     "larger batch": Variant(
-        "larger batch_size", INFERENCE, _larger_batch_applies, _larger_batch, backends=BOTH
+        "larger batch_size", INFERENCE, _larger_batch_applies, _larger_batch, backends=EVERY_BACKEND
     ),
     "compiled predict": Variant(
         "compiled as a graph",
         INFERENCE,
         _compiled_predict_applies,
         _compiled_predict,
-        backends=BOTH,
+        backends=EVERY_BACKEND,
     ),
-    "cast once": Variant("inputs cast once", INFERENCE, _cast_applies, _cast_once, backends=BOTH),
+    "cast once": Variant(
+        "inputs cast once", INFERENCE, _cast_applies, _cast_once, backends=EVERY_BACKEND
+    ),
 }

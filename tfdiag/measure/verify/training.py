@@ -11,7 +11,14 @@ from typing import Any
 from tfdiag.measure.methods import _gradient_step
 from tfdiag.measure.subject import Subject, num_samples
 from tfdiag.measure.verify.call import Call
-from tfdiag.measure.verify.variant import TRAINING, Built, NotApplicable, Variant
+from tfdiag.measure.verify.variant import (
+    EVERY_BACKEND,
+    JAX_ONLY,
+    TRAINING,
+    Built,
+    NotApplicable,
+    Variant,
+)
 
 #: One ``fit`` over this many times the epochs stands for that many calls.
 FITS_IN_ONE = 4
@@ -227,8 +234,6 @@ _STEP_REPRODUCES = frozenset(
     {"x", "y", "batch_size", "epochs", "verbose", "shuffle", "reset_metrics", "return_dict"}
 )
 
-#: Keras calls on a clone: they hold on JAX as on TensorFlow (the clone loads no TensorFlow).
-_BOTH = frozenset({"tensorflow", "jax"})
 
 TRAINING_VARIANTS = {
     "more epochs": Variant(
@@ -236,7 +241,7 @@ TRAINING_VARIANTS = {
         TRAINING,
         _more_epochs_applies,
         _more_epochs,
-        backends=_BOTH,
+        backends=EVERY_BACKEND,
     ),
     "train step": Variant(
         "tf.function train step",
@@ -252,7 +257,7 @@ TRAINING_VARIANTS = {
         _jit_step_applies,
         _jit_train_step,
         reproduces=_STEP_REPRODUCES,
-        backends=frozenset({"jax"}),
+        backends=JAX_ONLY,
         twin="tf.function train step",
     ),
     "steps_per_execution": Variant(
@@ -260,10 +265,12 @@ TRAINING_VARIANTS = {
         TRAINING,
         _steps_applies,
         _steps_per_execution,
-        backends=_BOTH,
+        backends=EVERY_BACKEND,
     ),
     "compiled fit": Variant(
-        "compiled as a graph", TRAINING, _compiled_applies, _compiled_fit, backends=_BOTH
+        "compiled as a graph", TRAINING, _compiled_applies, _compiled_fit, backends=EVERY_BACKEND
     ),
-    "cast once": Variant("inputs cast once", TRAINING, _cast_applies, _cast_once, backends=_BOTH),
+    "cast once": Variant(
+        "inputs cast once", TRAINING, _cast_applies, _cast_once, backends=EVERY_BACKEND
+    ),
 }

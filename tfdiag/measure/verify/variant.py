@@ -7,9 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tfdiag.capture.environment import keras_backend
+from tfdiag.capture.environment import running_backend
 from tfdiag.measure.verify.call import Call
+from tfdiag.records.catalog.backends import DEFAULT, JAX, MEASURED
 from tfdiag.records.verification import FIX
+
+#: The backends of a variant written in Keras' own API (a clone, its calls, the
+#: ``tf.data.Dataset`` Keras is given): every one ``verify`` measures on.
+EVERY_BACKEND: frozenset[str] = MEASURED
+#: A TensorFlow rewrite's (``tf.function``, tf.data): the default backend's only.
+DEFAULT_ONLY: frozenset[str] = frozenset({DEFAULT.name})
+#: A ``jax.jit`` rewrite's: JAX's only.
+JAX_ONLY: frozenset[str] = frozenset({JAX.name})
 
 INFERENCE, TRAINING = "inference", "training"
 
@@ -82,14 +91,14 @@ class Variant:
     reproduces: frozenset[str] | None = None
     #: The Keras backends it is built for (a ``tf.function`` or tf.data rewrite is
     #: TensorFlow's; on another backend it does not apply, so TensorFlow is never loaded).
-    backends: frozenset[str] = frozenset({"tensorflow"})
+    backends: frozenset[str] = DEFAULT_ONLY
     #: The variant doing the same on the other backend (``tf.function`` ↔ a ``jax.jit`` of
     #: ``stateless_call``): where that one is measured, this one is not named at all.
     twin: str | None = None
 
     def elsewhere(self) -> bool:
         """Built for another backend than the process's, with a twin measured instead."""
-        return self.twin is not None and (keras_backend() or "tensorflow") not in self.backends
+        return self.twin is not None and running_backend() not in self.backends
 
     def dropped(self, call: Call) -> tuple[str, ...]:
         """The call's arguments this variant would not reproduce (an argument given as its
@@ -102,10 +111,10 @@ class Variant:
 
     def why_not(self, call: Call) -> str | None:
         """Why the variant does not apply to ``call`` (None: it does)."""
-        backend = keras_backend() or "tensorflow"  # tf_keras alone runs on TensorFlow
+        backend = running_backend()  # tf_keras alone runs on TensorFlow
         if backend not in self.backends:
-            if "tensorflow" in self.backends:
-                return f"a TensorFlow rewrite: not measured on Keras' {backend} backend yet"
+            if DEFAULT.name in self.backends:
+                return f"a {DEFAULT.label} rewrite: not measured on Keras' {backend} backend yet"
             return f"built for Keras' {' / '.join(sorted(self.backends))} backend, not {backend}"
         why = self.applies(call)
         if why is not None:

@@ -9,8 +9,9 @@ functions it matches *roles* (:data:`ROLES`), which the detectors ask for instea
 quoting framework paths.
 
 The built-in rules are one file per framework, listed in :data:`FRAMEWORK_FILES`: each
-defines ``FRAMEWORK`` (a :class:`~tfdiag.records.catalog.rule.Framework`). Adding a
-framework is a file here and its name in that tuple.
+defines ``FRAMEWORK`` (a :class:`~tfdiag.records.catalog.rule.Framework`). A backend's
+files are named by its row in :mod:`tfdiag.records.catalog.backends`, which gives this
+tuple and the backend's stack.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import import_module
 
+from tfdiag.records.catalog.backends import BACKENDS, DEFAULT
 from tfdiag.records.catalog.ops import HOST_OPS
 from tfdiag.records.catalog.rule import (
     ROLES,
@@ -47,18 +49,29 @@ __all__ = [
     "read_json_list",
 ]
 
-#: The framework files, in the order their rules are tried (the TF 2.0-2.3 names last, so
-#: they never shadow the current ones). Rules of different files match different module
-#: paths, so the order between them matters only for ``legacy``, and for ``jax``, whose
-#: callback-pool rules go before Keras' broad callback rule.
-FRAMEWORK_FILES: tuple[str, ...] = ("common", "jax", "keras", "tf_keras", "tensorflow", "legacy")
+#: The framework files, in the order their rules are tried: the shared file, each other
+#: backend's files (JAX's callback-pool rules go before Keras' broad callback rule), Keras',
+#: then the default backend's, whose TF 2.0-2.3 names come last so they never shadow the
+#: current ones. Rules of different files match different module paths, so the order
+#: between them matters only for those two.
+FRAMEWORK_FILES: tuple[str, ...] = (
+    "common",
+    *(f for b in BACKENDS if b is not DEFAULT for f in b.catalog_files),
+    "keras",
+    *DEFAULT.catalog_files,
+)
 
 #: The framework stacks tfdiag diagnoses, each the framework files it reads; every role a
-#: detector asks for is given by a rule of each stack (tests/test_roles.py).
+#: detector asks for is given by a rule of each stack (tests/test_roles.py). Each other
+#: diagnosed backend with files of its own is a Keras 3 stack.
 STACKS: dict[str, tuple[str, ...]] = {
     "TensorFlow + Keras 3": ("common", "keras", "tensorflow"),
     "TensorFlow + tf_keras": ("common", "tf_keras", "tensorflow"),
-    "JAX + Keras 3": ("common", "jax", "keras"),
+    **{
+        f"{b.label} + Keras 3": ("common", *b.catalog_files, "keras")
+        for b in BACKENDS
+        if b is not DEFAULT and b.diagnosed and b.catalog_files
+    },
 }
 
 #: The roles of one framework only, by the framework file that gives them: a detector that

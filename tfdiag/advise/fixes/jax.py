@@ -1,4 +1,5 @@
-"""The fix texts on Keras-on-JAX and JAX programs: the ``jax:`` keys of the findings table.
+"""The fix texts on Keras-on-JAX and JAX programs: the ``jax:`` keys of the findings table
+(an overlay, :mod:`tfdiag.advise.fixes`).
 
 A finding picks ``jax:<variant>``, then ``jax:<call kind>``, then ``jax:other`` on a run whose
 framework is JAX (:meth:`tfdiag.advise.finding.FindingSpec.fix_for`); a finding given a
@@ -25,7 +26,7 @@ _SHAPES = (
     "requests into chunks of one size"
 )
 
-JAX_FIXES: dict[str, dict[str, str]] = {
+FIXES: dict[str, dict[str, str]] = {
     "per-call-input-pipeline": {
         "predict": "`model.predict` sets up a data adapter, an epoch iterator, callbacks and "
         "a thread pool for the batch-end callbacks on every call, around one jitted step. "
@@ -182,7 +183,7 @@ JAX_FIXES: dict[str, dict[str, str]] = {
 }
 
 #: Titles that name TensorFlow, on JAX.
-JAX_TITLES: dict[str, str] = {
+TITLES: dict[str, str] = {
     "per-call-input-pipeline": "A data adapter, an epoch iterator and callbacks are set up on "
     "every call",
     "per-iteration-tracing": "A jitted function is traced and compiled again on every call",
@@ -208,16 +209,7 @@ USES_TF_DATA: dict[str, tuple[str, ...]] = {
     "input-bound": ("py-function", "map-before-batch", "per-element", "read"),
 }
 
-
-def with_jax_fixes(fixes: dict[str, str], finding: str) -> dict[str, str]:
-    """``fixes`` (a row's TensorFlow texts) with its ``jax:`` texts beside them."""
-    out = dict(fixes)
-    out.update({f"jax:{k}": v for k, v in JAX_FIXES.get(finding, {}).items()})
-    shared = (*SHARED.get(finding, ()), *USES_TF_DATA.get(finding, ()))
-    out.update({f"jax:{k}": fixes[k] for k in shared if k in fixes})
-    return out
-
-
-def jax_titles(finding: str) -> dict[str, str]:
-    """A row's ``titles``: its JAX title when its own names TensorFlow."""
-    return {"jax": JAX_TITLES[finding]} if finding in JAX_TITLES else {}
+#: The variants whose TensorFlow texts hold on JAX too, by finding.
+KEPT: dict[str, tuple[str, ...]] = {
+    f: (*SHARED.get(f, ()), *USES_TF_DATA.get(f, ())) for f in sorted({*SHARED, *USES_TF_DATA})
+}
