@@ -114,7 +114,9 @@ def _seeds(folder: Path) -> dict[str, Path]:
     )
     paths = {"profile": report.save(folder / "profile")[0]}
     paths["prof"] = folder / "profile.prof"
-    env = Environment(python="3.11", cpu_count=2, versions={"tensorflow": "2.21.0", "keras": "3.15.1"})
+    env = Environment(
+        python="3.11", cpu_count=2, versions={"tensorflow": "2.21.0", "keras": "3.15.1"}
+    )
 
     def method(name: str, kind: str, median: float, **kw: Any) -> MethodResult:
         return MethodResult(

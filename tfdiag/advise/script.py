@@ -21,6 +21,7 @@ from tfdiag.advise.jit import recompiled, script_recompiles
 from tfdiag.advise.remedies import Scene, evidence, remedy
 from tfdiag.advise.table import FINDINGS
 from tfdiag.analysis.lines import UserLine, script_lines
+from tfdiag.records.catalog.backends import JAX
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.script import CallSite, ScriptRecord
 
@@ -137,7 +138,7 @@ def compile_findings(
         assert spec is not None
         line = _jit_line(name, lines)
         ev = (evidence(line, "of the script's wall time, inside a loop"),) if line else ()
-        backend = "jax"  # a JAX compilation: JAX's texts, whatever Keras' backend
+        backend = JAX.name  # a JAX compilation: JAX's texts, whatever Keras' backend
         key = spec.fix_key_for(d, CallKind.OTHER, backend=backend)
         out.append(
             Finding(

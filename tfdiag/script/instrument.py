@@ -27,7 +27,7 @@ from tfdiag.capture.environment import configured_keras_backend
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.script_lines import ScriptSampler
 from tfdiag.capture.tracers import BLOCK_TRACER, loaded
-from tfdiag.records.catalog.backends import DEFAULT
+from tfdiag.records.catalog.backends import DEFAULT, FRONTENDS, JAX
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
 from tfdiag.records.reading import check_regular
@@ -64,18 +64,18 @@ def imports_jax(script: Path) -> bool:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(
-            a.name == "jax" or a.name.startswith("jax.") for a in node.names
+            a.name.split(".")[0] == JAX.module for a in node.names
         ):
             return True
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "jax":
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == JAX.module:
             return True
     return False
 
 
 def preloaded() -> tuple[str, ...]:
     """The frameworks imported now (before the script starts), as the note names them."""
-    names = (("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"))
-    return tuple(label for mod, label in (*names, ("jax", "JAX")) if mod in sys.modules)
+    packages = (*DEFAULT.versions, *FRONTENDS, JAX.versions[0])
+    return tuple(p.label for p in packages if p.module in sys.modules)
 
 
 @contextmanager
@@ -144,10 +144,11 @@ def run_script(
     if not 0 <= iterations <= MAX_ITERATIONS:
         raise InputError(f"iterations must be between 0 and {MAX_ITERATIONS:,}, got {iterations}")
     classes = model_classes()
-    if "jax" not in sys.modules and imports_jax(script) and importlib.util.find_spec("jax"):
+    jax = JAX.module
+    if jax not in sys.modules and imports_jax(script) and importlib.util.find_spec(jax):
         # imported before the script (as Keras is) so that its compilations are recorded
         # from the first: JAX's monitoring hooks exist only once it is loaded
-        importlib.import_module("jax")
+        importlib.import_module(jax)
     if tf_profiler is not None and not isinstance(tf_profiler, bool):
         raise InputError(f"tf_profiler must be True, False or None, got {tf_profiler!r}")
     recorder = Recorder(
