@@ -247,6 +247,31 @@ def test_the_call_is_found_from_the_definition_when_the_line_is_inside_it(
     assert isinstance(e, Edit) and e.line == 10
 
 
+def test_a_function_of_the_same_name_in_a_file_beside_it_is_another_function(
+    tmp_path: Path,
+) -> None:
+    """A ``fixed.py`` beside ``train.py`` with its own ``step``: its call was counted as a
+    second caller of train.py's, and no patch was made ("gets `scale` from 2 calls"). A
+    file's calls count only where it defines the function or imports it."""
+    code = RETRACE.replace("step(x, i / 10)", "step(x,\n        scale=i / 10)")
+    (tmp_path / "fixed.py").write_text(
+        "import tensorflow as tf\n\n\ndef step(x, scale):\n    return x * scale\n\n\n"
+        "for i in range(40):\n    step(1.0, i / 10)\n"
+    )
+    (tmp_path / "runner.py").write_text("from train import step\n\nstep(1.0, 0.5 + 1)\n")
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(code), encoding="utf-8")
+    files = Files(tmp_path, (path, tmp_path / "fixed.py"))
+    t = Target(**{**_retrace(line=6).__dict__, "file": str(path)})
+    e = kind_for(t.remedy).edit(files, t)  # type: ignore[union-attr]
+    assert isinstance(e, Edit) and e.file == str(path), e
+    # a file that imports it calls the same function: two callers, which one is not known
+    files = Files(tmp_path, (path, tmp_path / "runner.py"))
+    (tmp_path / "runner.py").write_text("from train import step\n\nstep(1.0, scale=v)\n")
+    e = kind_for(t.remedy).edit(files, t)  # type: ignore[union-attr]
+    assert isinstance(e, NoEdit) and "from 2 calls" in e.reason, e
+
+
 def test_a_parameter_used_as_a_python_value_is_not_made_a_tensor(tmp_path: Path) -> None:
     """``range(n)`` of a tensor is a graph loop: not the program the user wrote."""
     code = RETRACE.replace(

@@ -281,6 +281,60 @@ def test_a_model_called_directly_on_jax_is_eager_execution_with_a_jitted_forward
     assert "eager-execution" not in [f.id for f in few]
 
 
+def _ops_from_user_code(*, ops: int, python_s: float) -> RunRecord:
+    """The user's own function runs ``ops`` JAX ops per iteration from Python (``keras.ops``
+    on rows of an array, through ``jnp``'s wrappers), no model or Keras step under it."""
+    dispatch = SITE + "jax/_src/dispatch.py"
+    array = SITE + "jax/_src/array.py"
+
+    def tree(n: int) -> Node:
+        prims = Node(dispatch, "apply_primitive", 0.00001 * ops * n, ops * n)
+        item = Node(array, "ArrayImpl.__getitem__", python_s * n, ops // 2 * n, [prims])
+        return Node("/home/me/metrics.py", "per_sample_mae", 0.0001 * n, n, [item])
+
+    report = make_report([tree(N + 1)], N, cold=[tree(1)], method="per_sample_mae")
+    return dataclasses.replace(report, environment=JAX_ENV)
+
+
+def test_jax_ops_run_one_by_one_from_the_users_code_are_eager_execution() -> None:
+    """Per-row metric code on JAX (``ops.mean(ops.abs(pred[i] - target[i]))`` in a loop): a
+    TensorFlow counter saw nothing, and it was "no known slow pattern"."""
+    found = findings_of(_ops_from_user_code(ops=1600, python_s=0.05))
+    first = found[0]
+    assert first.id == "eager-execution", [f.id for f in found]
+    assert any("1600 JAX ops dispatched one at a time" in e for e in first.evidence)
+    assert not TF_ONLY.search(first.fix)
+    few = findings_of(_ops_from_user_code(ops=4, python_s=0.00001))
+    assert "eager-execution" not in [f.id for f in few]
+
+
+def _jax_predict_steps(*, steps: int, wait_s: float, python_s: float) -> RunRecord:
+    """One ``predict`` of ``steps`` batches on JAX: per step Keras' Python (``python_s``)
+    and the wait for the jitted program's results (``wait_s``: its compute)."""
+
+    def tree(n: int) -> Node:
+        m = steps * n
+        wait = Node(SITE + "jax/_src/array.py", "ArrayImpl._value", wait_s * m, m)
+        step = Node(TRAINER, "JAXTrainer._make_function.<locals>.iterator_step", 0.0001 * m, m)
+        python = Node(TRAINER, "JAXTrainer._predict_loop_python", python_s * m, m)
+        return Node(TRAINER, "JAXTrainer.predict", 0.0, n, [wait, step, python])
+
+    report = make_report([tree(N + 1)], N, cold=[tree(1)], kwargs=(("batch_size", "1024"),))
+    return dataclasses.replace(report, environment=JAX_ENV)
+
+
+def test_on_jax_a_steps_work_is_read_off_jax_not_a_tensorflow_counter() -> None:
+    """A large predict on JAX (20 batches of 1024, XLA busy 92 %) was "per-step overhead:
+    the model's own work is 0 % (TFE_Py_Execute's time)": a TensorFlow counter, zero on
+    JAX, and "pass a larger batch_size (e.g. batch_size=1024)" to a call passing 1024."""
+    heavy = findings_of(_jax_predict_steps(steps=20, wait_s=0.009, python_s=0.0005))
+    assert "per-step-overhead" not in [f.id for f in heavy], [f.id for f in heavy]
+    from tfdiag.advise.calls import _larger
+
+    # where the finding stands, its example batch is never the size already passed
+    assert [_larger(b) for b in ("1024", "32", None, "x")] == ["4096", "1024", "1024", "1024"]
+
+
 def test_on_tensorflow_the_same_profile_keeps_its_tensorflow_texts() -> None:
     record = dataclasses.replace(
         _jax_predict(pool_s=0.008, step_s=0.0005), environment=Environment()

@@ -4,7 +4,7 @@ every call."""
 
 from __future__ import annotations
 
-from tfdiag.advise import remedies, work
+from tfdiag.advise import keras_jax, remedies, work
 from tfdiag.advise.evidence import (
     graph_calls_per_iteration,
     iterators_per_read,
@@ -24,6 +24,7 @@ from tfdiag.advise.finding import Context, Detection
 from tfdiag.analysis.lines import UserLine
 from tfdiag.analysis.pipeline import Analysis
 from tfdiag.records.catalog import Category
+from tfdiag.records.catalog.backends import JAX
 from tfdiag.records.paths import is_user_code
 from tfdiag.records.report import RunRecord
 from tfdiag.records.units import fmt_s
@@ -55,6 +56,16 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
             continue  # the user's own pass over a dataset built once: reading it needs one
         rows.append(r)
     if not rows or analysis.steady_s <= 0:
+        return None
+    if (
+        keras is not None
+        and not keras.looped
+        and steps is not None
+        and steps.per_call > ctx.threshold("max_steps_per_call")
+    ):
+        # one call of many steps, not made in a loop of yours: its set-up is paid once per
+        # call, and the remedies (a call per batch → train_on_batch) would be for another
+        # program (a 64-batch fit was told to call train_on_batch instead)
         return None
     top = max(rows, key=lambda r: analysis.steady.functions[r.index].cum_s)
     impact = steady_share(analysis, top.index)
@@ -177,7 +188,9 @@ def per_step_overhead(ctx: Context) -> Detection | None:
     if per_iteration_s / count > ctx.threshold("max_step_s"):
         return None  # not tiny steps: whatever slows them is not a step's fixed cost
     figures = tf_figures(report)
-    if figures is not None and figures.wall_s > 0:
+    if ctx.backend == JAX.name:
+        work_share, basis = keras_jax.work_share(ctx)
+    elif figures is not None and figures.wall_s > 0:
         python_ops = figures.pyfunc_step_s / figures.wall_s
         work_share = min(figures.compute_share + figures.input_wait_share + python_ops, 1.0)
         basis = "the TF profiler"
@@ -216,8 +229,18 @@ def per_step_overhead(ctx: Context) -> Detection | None:
         variant += "-dataset"
     elif variant == "keras-train" and batch is None:
         variant = "keras-train-unknown-batch"  # a text that needs no batch size
-    values = {"steps": f"{count:.0f}", "batch_size": batch or ""}
+    values = {"steps": f"{count:.0f}", "batch_size": batch or "", "larger": _larger(batch)}
     return Detection(overhead, tuple(evidence), variant=variant, values=values)
+
+
+def _larger(batch: str | None) -> str:
+    """A batch size to suggest: 1024, or four times the one passed when that is not
+    smaller (never the size the call passes already)."""
+    try:
+        given = int(batch) if batch is not None else 0
+    except ValueError:
+        given = 0
+    return str(max(1024, 4 * given)) if given >= 256 else "1024"
 
 
 def _batch_size(record: RunRecord) -> str | None:

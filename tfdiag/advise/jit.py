@@ -171,7 +171,8 @@ def recompiled(
             "new value compiles anew"
         )
     elif cause == "shape" and keras_step:
-        variant = "keras-step"
+        # training pads with rows that must not train; inference drops the padded outputs
+        variant = "keras-step-train" if "train" in name else "keras-step"
         evidence.append(
             f"Keras' jitted `{name}` got `{why[0].argument or 'data'}` of a new shape each time: "
             f"{_sample([why[0].before] + [c.now for c in why])} — "

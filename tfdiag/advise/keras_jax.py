@@ -71,6 +71,23 @@ def _layers(op: XlaOp) -> str:
     return f"`{layer_of(op.op_name) or op.name}`"
 
 
+def work_share(ctx: Context) -> tuple[float, str]:
+    """The share of the steady state the model's compiled work takes on JAX, and what it is
+    read from: the JAX profiler's trace (XLA busy of the wall, as :func:`compute_bound`)
+    when the observe pass traced, else cProfile's jitted-program call and its waits. A
+    TensorFlow counter (``TFE_Py_Execute``) is zero on JAX: never the basis here."""
+    trace = ctx.record.probes.jax_profile if ctx.record.probes is not None else None
+    if trace is not None and trace.steps and trace.wall_s > 0:
+        wall = trace.wall_s / trace.steps
+        busy = trace.xla_busy_s / trace.steps
+        median = ctx.record.timing.median_s
+        if median and busy <= median < wall:
+            wall = median
+        return min(busy / wall, 1.0), "the JAX profiler's XLA time"
+    share = ctx.analysis.of_steady(compiled_s(ctx.record, ctx.analysis))
+    return min(share, 1.0), "the jitted program's calls and waits"
+
+
 def compute_bound(ctx: Context) -> Detection | None:
     """On JAX: the jitted program takes ≥ ``min_share`` of the steady state — from the JAX
     profiler's trace when the observe pass traced a block, else (no trace) from cProfile: the
@@ -272,3 +289,27 @@ def eager_model_call(ctx: Context) -> Detection | None:
         "one jitted forward pass (compiled once) removes",
     )
     return Detection(removable, evidence, variant="model-call", values={"entry": who.short_name})
+
+
+def eager_ops(ctx: Context) -> Detection | None:
+    """On JAX, the user's own code runs JAX ops one at a time from Python (``keras.ops`` or
+    ``jnp`` on arrays, outside any jitted function, a loop over rows): each op is a
+    compiled primitive dispatched from Python. Found by volume, as the other two: ≥
+    ``min_ops_per_iteration`` primitives per iteration, their own run less ``dispatch_s``
+    each; what the Python around them costs is what batching the work (or ``jax.jit``)
+    removes. After :func:`eager_step` and :func:`eager_model_call`, whose primitives are
+    a step's or a model's."""
+    if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
+        return None
+    found = _primitives(ctx, ctx.analysis.steady_s)
+    if found is None:
+        return None
+    ops, kernel_s, removable = found
+    evidence = (
+        f"{ops:.0f} JAX ops dispatched one at a time per iteration (`apply_primitive`), "
+        "outside any jitted function: each a compiled primitive called from Python",
+        f"the ops' own time is {pct(ctx.analysis.of_steady(kernel_s))} of steady-state time; "
+        f"the Python around them, {pct(removable)}, is what one op on the whole array (or "
+        "jax.jit) removes",
+    )
+    return Detection(removable, evidence, variant="jax-ops")

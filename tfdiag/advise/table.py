@@ -59,8 +59,10 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
         "iterator: the catalog's `pipeline-builder` role) runs ≥ `min_calls_per_iteration` per "
         "steady iteration, not once per epoch, and its cumulative time is ≥ `min_share` of "
         "steady state; reading the next batch from a pipeline (as inside one `fit`) does not "
-        "count. On JAX: a Keras `predict`/`fit`/`evaluate` of ≤ `max_steps_per_call` steps "
-        "per call whose time outside its jitted step is ≥ `min_jax_share` of steady state",
+        "count, nor one Keras call of more than `max_steps_per_call` steps your code does not "
+        "make in a loop (its set-up is paid once). On JAX: a Keras `predict`/`fit`/`evaluate` "
+        "of ≤ `max_steps_per_call` steps per call whose time outside its jitted step is ≥ "
+        "`min_jax_share` of steady state",
     ),
     FindingSpec(
         "per-epoch-overhead",
@@ -110,7 +112,7 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
             "batch it larger where you build it (`ds = ds.unbatch().batch(1024)`), or "
             "`model.compile(..., steps_per_execution=...)`.",
             "keras-predict": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
-            "`batch_size` to `predict` (e.g. `batch_size=1024`; the outputs do not change), or "
+            "`batch_size` to `predict` (e.g. `batch_size={larger}`; the outputs do not change), or "
             "`model.compile(..., steps_per_execution=...)`.",
             "keras-test": "Each of the {steps} steps per call runs a tiny batch: pass a larger "
             "`batch_size` to `evaluate`, or `model.compile(..., steps_per_execution=...)`.",
@@ -216,7 +218,12 @@ FINDINGS: tuple[FindingSpec[Context], ...] = (
     FindingSpec(
         "eager-execution",
         "Ops run eagerly, one Python dispatch each",
-        first_of(graphs.eager_execution, keras_jax.eager_step, keras_jax.eager_model_call),
+        first_of(
+            graphs.eager_execution,
+            keras_jax.eager_step,
+            keras_jax.eager_model_call,
+            keras_jax.eager_ops,
+        ),
         fixes={
             "run-eagerly": "The model is compiled with `run_eagerly=True`, a debugging setting: "
             "compile it without it (`model.compile(..., run_eagerly=False)`, the default) so "

@@ -86,6 +86,9 @@ FIXES: dict[str, dict[str, str]] = {
         "`model.predict_on_batch(x)`, Keras' jitted step, or jit the forward pass once: "
         + _JIT_PREDICT
         + ".",
+        "jax-ops": "Your code runs JAX ops one at a time from Python, outside `jax.jit`: do "
+        "the work on whole arrays at once (one op over the batch axis instead of a Python "
+        "loop over its rows), or compile the function that holds it with `jax.jit`.",
         "other": "The model's ops run one by one from Python, outside `jax.jit`: wrap the "
         "work in `jax.jit` once (" + _JIT_PREDICT + ").",
     },
@@ -103,10 +106,13 @@ FIXES: dict[str, dict[str, str]] = {
     "xla-compile-per-shape": {
         "keras-step": "Keras compiles its jitted `{function}` once per batch shape (a new "
         "trace and a new XLA executable), and {dimension} changes between calls: give every "
-        "step the same shapes. Use one `batch_size` for every call, pad each request up to "
-        "one of a few bucket sizes (`np.pad` to the next multiple of 64) and drop the padded "
-        "rows' outputs, batch with `drop_remainder=True` in your data loader (or pad the "
-        "last partial batch), and pad sequences to a few lengths (bucketing).",
+        "step one of a few shapes: pad each request up to one of a few bucket sizes (`np.pad` "
+        "to the next multiple of 64) and drop the padded rows' outputs.",
+        "keras-step-train": "Keras compiles its jitted `{function}` once per batch shape (a "
+        "new trace and a new XLA executable), and {dimension} changes between calls: give "
+        "every training step one of a few shapes: pad each batch up to one of a few bucket "
+        "sizes (`np.pad` to the next multiple of 64) and give the padded rows "
+        "`sample_weight` 0, so that they do not train.",
         "other": "JAX compiles `{function}` once per input shape (a new trace and a new XLA "
         "executable), and {dimension} changes between calls: " + _SHAPES + ".",
     },

@@ -27,13 +27,14 @@ def _trains(line: UserLine, scene: Scene) -> bool:
 
 
 def _per_item(line: UserLine) -> bool:
-    """Is the line's function run many times per iteration (once per item of a loop)?"""
-    return line.function_calls is not None and line.function_calls >= 8
+    """Is the line run many times per iteration (its function once per item of a loop, or
+    the line itself in a loop over items)?"""
+    return any(n is not None and n >= 8 for n in (line.function_calls, line.calls_per_iteration))
 
 
-#: The APIs of reading one element of a tensor from Python (an index, a comparison, a
-#: scalar conversion): each read an op and a copy, where NumPy reads memory.
-_ELEMENT_APIS = frozenset({"tensor[...]"})
+#: The APIs of reading one element of a tensor (or a JAX array) from Python (an index, a
+#: comparison, a scalar conversion): each read an op and a copy, where NumPy reads memory.
+_ELEMENT_APIS = frozenset({"tensor[...]", "array[...]"})
 _INDEXED = re.compile(r"\b([A-Za-z_]\w*)\s*\[\s*[A-Za-z_]\w*\s*\]")
 
 
@@ -93,7 +94,15 @@ def eager(line: UserLine, scene: Scene) -> Remedy | None:
             "steps: from Python, each update runs its ops one at a time.",
         )
     element = _element_read(line)
-    if element is not None and not jax:
+    if element is not None and jax:
+        return Remedy(
+            "eager:element-numpy",
+            f"Do the loop's work on the whole array at once (one op over its first axis, "
+            f"not a Python loop over `{element}[i]`), or convert `{element}` to NumPy once, "
+            f"before the loop (`{element} = np.asarray({element})`), and read its rows there: "
+            f"{quoted(line)} runs JAX ops, and a copy back to Python, for every row it reads.",
+        )
+    if element is not None:
         return Remedy(
             "eager:element-numpy",
             f"Convert `{element}` to NumPy once, before the loop (`{element} = "
@@ -116,6 +125,14 @@ def eager(line: UserLine, scene: Scene) -> Remedy | None:
             f"Do the per-item work of {_function(line)} in NumPy (or convert once with "
             f"`.numpy()` and stay there): {quoted(line)} dispatches a TensorFlow op for each "
             "of its small items, and each dispatch costs more than the work it does.",
+        )
+    if _per_item(line) and jax:
+        return Remedy(
+            "eager:batch-or-numpy",
+            f"Do the per-item work of {_function(line)} on whole arrays at once (one op "
+            "over the batch axis instead of a Python loop over items), or in NumPy: "
+            f"{quoted(line)} dispatches JAX ops one at a time for each of its small items, "
+            "and each dispatch costs more than the work it does.",
         )
     if jax:
         return Remedy(

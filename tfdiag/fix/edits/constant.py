@@ -140,6 +140,26 @@ def _passed(call: cst.Call, index: int | None, param: str) -> cst.Arg | None | s
     return positional[index] if index < len(positional) else None
 
 
+def _imports(source: Source, fn: cst.FunctionDef, defined: Source) -> bool:
+    """Does ``source`` import the function (``from train import step``, ``from train import
+    *``) or the module that defines it (``import train``)? Read from its import statements,
+    by name."""
+    name, module = fn.name.value, Path(defined.path).stem
+    for node in source.nodes((cst.Import, cst.ImportFrom)):
+        if isinstance(node, cst.ImportFrom):
+            if node.module is None or dotted(node.module).rsplit(".", 1)[-1] != module:
+                continue
+            if isinstance(node.names, cst.ImportStar) or any(
+                dotted(a.name) == name for a in node.names
+            ):
+                return True
+        elif isinstance(node, cst.Import) and any(
+            dotted(a.name).rsplit(".", 1)[-1] == module for a in node.names
+        ):
+            return True
+    return False
+
+
 def _literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return _literal(node.expression)
@@ -169,7 +189,13 @@ def tf_constant(files: Files, target: Target) -> Edit | NoEdit:
     if isinstance(at, Source) and _calls(at, name, target.line):
         scope = [(at, target.line)]  # the finding's own line calls it
     else:  # the line is inside the traced function (or a library's): every call of yours
-        scope = [(s, 0) for s in files.sources()]
+        # that can reach it: in its own file, or in a file that imports it (a file beside it
+        # with a function of the same name is another function)
+        scope = [
+            (s, 0)
+            for s in files.sources()
+            if s.path == def_source.path or _imports(s, fn, def_source)
+        ]
     sites: list[tuple[Source, cst.Call, cst.Arg]] = []
     for source, line in scope:
         for call in _calls(source, name, line):

@@ -229,6 +229,7 @@ APIS: tuple[Api, ...] = (
     Api(_JAX + "pjit.py", "jit", "jax.jit", "construct"),
     Api(_JAX + "api.py", "device_put*", "jax.device_put", "convert"),
     Api(_JAX + "api.py", "device_get", "jax.device_get", "to-host"),
+    Api(_JAX + "array.py", "ArrayImpl.__getitem__", "array[...]", "eager-op"),
     Api(_JAX + "array.py", "ArrayImpl.__array__", "np.asarray(array)", "to-host"),
     Api(_JAX + "array.py", "ArrayImpl._value", "np.asarray(array)", "to-host"),
     Api(_JAX + "array.py", "ArrayImpl.__float__", "float(array)", "to-host"),
