@@ -193,6 +193,26 @@ def _data(batches: int) -> tuple[Any, Any]:
     return x, (x[:, :1] > 0).astype("float32")
 
 
+@pytest.mark.tf
+def test_a_profiled_range_that_reaches_the_fits_end_says_the_tf_profiler_traced_nothing(
+    tiny_model_factory: Callable[[str], Any],
+) -> None:
+    """batches=(40, 150) on a fit of 144 batches: no batch was left for the TF profiler,
+    the input wait went unmeasured and nothing said so (a cached-map program was called
+    warm-up, never input-bound)."""
+    model = tiny_model_factory("keras3")
+    x, y = _data(12)
+    cb = tfdiag.keras.ProfileCallback(batches=(4, 20), tf_profiler=True)
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[cb])
+    report = cb.report
+    assert report is not None
+    assert report.probes is None or report.probes.tf_profile is None
+    assert any(
+        n.startswith("no batch ran after batch 12 for the TF profiler to trace")
+        for n in report.notes
+    ), report.notes
+
+
 def _batch_end_calls(stats: Any) -> int:
     return sum(f.calls for f in stats.functions if f.name == "CallbackList.on_train_batch_end")
 

@@ -341,6 +341,7 @@ class ProfileCallback(DuckCallback):
                 dropped=self._dropped,
                 stopped=self._failed or self._ended,
                 tf_recorded=found.tf_profile is not None,
+                tf_wanted=probes is not None and probes.want_tf,
             ),
             *(probes.notes if probes is not None else ()),
             *(session.notes() if session is not None else ()),

@@ -23,11 +23,13 @@ def batch_notes(
     dropped: int,
     stopped: str | None,
     tf_recorded: bool,
+    tf_wanted: bool = False,
 ) -> list[str]:
     """The notes on a fit's batches ``(first, last)``: ``profiled`` of them ran under cProfile
     (the cold one included), ``timed`` were kept for the timeline (``dropped`` were not),
     ``traced`` ran under the TF profiler (which recorded something when ``tf_recorded``);
-    ``stopped``: why the fit stopped early, if it did."""
+    ``stopped``: why the fit stopped early, if it did; ``tf_wanted``: the TF profiler was to
+    trace the batches after ``last``."""
     first, last = batches
     done = first + profiled - 1
     notes = [
@@ -48,6 +50,14 @@ def batch_notes(
         notes.append(stopped)
     if done < last:
         notes.append(f"fit ended after batch {done}, before batch {last}")
+    if tf_wanted and not traced:
+        end = min(done, last)
+        example = f" (`batches=(10, {min(end // 2, 40)})`)" if end >= 40 else ""
+        notes.append(
+            f"no batch ran after batch {end} for the TF profiler to trace, so the step's "
+            "waits for its input were not measured (input-bound cannot be told from "
+            f"compute): end `batches=` earlier than the fit's last batch{example}"
+        )
     if profiled - 1 < 3:
         notes.append("fewer than 3 steady batches: build and per-iteration cost blur")
     if dropped:
