@@ -284,6 +284,29 @@ def _script_place(line: int, callee: Any, samples: int, repeated: int) -> LinePl
     return LinePlace(USER, line, HANDLE, callee, callee, samples, samples * 0.005, repeated)
 
 
+SUMMARY = (SITE + "tensorflow/python/summary/tb_summary.py", 85, "histogram")
+
+
+def test_a_summary_written_every_step_of_the_script_is_told_to_write_every_n_steps() -> None:
+    """TF 2.21's ``tf.summary.histogram`` is tensorflow/python/summary/tb_summary.py: no row
+    named it ("No rule of tfdiag names this API's cost"). A line whose API's nature has a
+    remedy is a finding from MIN_SHARE (here 15 %); one with no remedy only from 25 %."""
+    from tfdiag.advise.script import script_findings
+
+    lines = LinesRecord(
+        interval_s=0.005,
+        samples=100,
+        places=(
+            _script_place(37, SUMMARY, 15, 15),
+            _script_place(40, (SITE + "somepkg/mod.py", 3, "work"), 15, 15),  # no remedy
+        ),
+        source=((USER, 37, "tf.summary.histogram(v.path, v, step=step)"), (USER, 40, "x")),
+    )
+    (first,) = script_findings(_script(lines))
+    assert first.finding.line is not None and first.finding.line.api == "tf.summary.histogram"
+    assert "every N steps" in first.finding.fix and first.share == pytest.approx(0.15)
+
+
 def test_a_layer_built_in_a_loop_of_the_script_is_its_first_finding() -> None:
     from tfdiag.advise.script import script_findings
 

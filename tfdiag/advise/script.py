@@ -87,7 +87,10 @@ def _line_finding(line: UserLine, scene: Scene) -> Finding | None:
     family = BY_NATURE.get(line.nature)
     cure = remedy(line, scene)
     if family is None or line.share < MIN_SHARE:
-        if line.share < MIN_COSTLY_SHARE:
+        # a line whose API's nature has a remedy (a summary written, a checkpoint saved on
+        # every step) is one from MIN_SHARE, as a family's; any other from MIN_COSTLY_SHARE
+        floor = MIN_SHARE if cure is not None else MIN_COSTLY_SHARE
+        if line.share < floor:
             return None
         family = COSTLY_LINE
     spec = _spec(family)

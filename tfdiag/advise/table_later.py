@@ -96,7 +96,7 @@ LATER: tuple[FindingSpec[Context], ...] = (
     ),
     FindingSpec(
         costly.COSTLY_LINE,
-        "One of your lines takes most of each iteration",
+        "One of your lines takes a large share of each iteration",
         costly.costly_line,
         fixes={
             "other": "No rule of tfdiag names this API's cost, so start at this line: "

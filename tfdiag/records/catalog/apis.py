@@ -195,6 +195,7 @@ APIS: tuple[Api, ...] = (
     Api(_TF + "ops/resource_variable_ops.py", "*.assign*", "variable.{fn}", "eager-op"),
     Api(_TF + "ops/resource_variable_ops.py", "*.numpy", "variable.numpy", "to-host"),
     Api(_TF + "ops/summary_ops_v2.py", "*", "tf.summary.{fn}", "summary"),
+    Api(_TF + "summary/*", "*", "tf.summary.{fn}", "summary"),
     Api("tensorboard/*", "*", "tf.summary.{fn}", "summary"),
     Api(_TF + "checkpoint/*", "*.save", "checkpoint.save", "save"),
     Api(_TF + "checkpoint/*", "*.write", "checkpoint.write", "save"),
