@@ -83,13 +83,16 @@ def _dims(value: str) -> tuple[str, ...]:
     return tuple(inside.split(",")) if inside else ()
 
 
+def _varying(shapes: list[str]) -> set[int]:
+    """The dimensions that differ between the shapes (of one rank)."""
+    dims = [_dims(s) for s in shapes if s]
+    return {k for d in dims for k in range(len(d)) if len(d) == len(dims[0]) and d[k] != dims[0][k]}
+
+
 def _what_changes(shapes: list[str]) -> str:
     """Which dimension of a Keras step's batch varies: its first (the batch size), or
     another (a sequence length)."""
-    dims = [_dims(s) for s in shapes if s]
-    varying = {
-        k for d in dims for k in range(len(d)) if len(d) == len(dims[0]) and d[k] != dims[0][k]
-    }
+    varying = _varying(shapes)
     if varying == {0}:
         return (
             "the batch size changes (requests of varying rows, a batch size that differs "
@@ -171,8 +174,13 @@ def recompiled(
             "new value compiles anew"
         )
     elif cause == "shape" and keras_step:
-        # training pads with rows that must not train; inference drops the padded outputs
-        variant = "keras-step-train" if "train" in name else "keras-step"
+        # a sequence length is padded to a few lengths; rows are padded to a few batch
+        # sizes, which must not train (training) or are dropped from the outputs (inference)
+        varying = _varying([why[0].before] + [c.now for c in why])
+        if varying and 0 not in varying:
+            variant = "keras-step-length"
+        else:
+            variant = "keras-step-train" if "train" in name else "keras-step"
         evidence.append(
             f"Keras' jitted `{name}` got `{why[0].argument or 'data'}` of a new shape each time: "
             f"{_sample([why[0].before] + [c.now for c in why])} — "

@@ -301,6 +301,8 @@ def eager_ops(ctx: Context) -> Detection | None:
     a step's or a model's."""
     if ctx.backend != "jax" or ctx.analysis.steady_s <= 0:
         return None
+    if keras_call(ctx.record, ctx.analysis) is not None:
+        return None  # a Keras loop's primitives are its set-up's (per-call-input-pipeline)
     found = _primitives(ctx, ctx.analysis.steady_s)
     if found is None:
         return None

@@ -108,6 +108,11 @@ FIXES: dict[str, dict[str, str]] = {
         "trace and a new XLA executable), and {dimension} changes between calls: give every "
         "step one of a few shapes: pad each request up to one of a few bucket sizes (`np.pad` "
         "to the next multiple of 64) and drop the padded rows' outputs.",
+        "keras-step-length": "Keras compiles its jitted `{function}` once per batch shape (a "
+        "new trace and a new XLA executable), and {dimension} changes between calls: pad "
+        "each sequence up to one of a few lengths (bucketing: to the next multiple of 16, "
+        "`keras.utils.pad_sequences(x, maxlen=n, padding='post')`), with the padding masked "
+        "(`mask_zero=True` on the `Embedding`).",
         "keras-step-train": "Keras compiles its jitted `{function}` once per batch shape (a "
         "new trace and a new XLA executable), and {dimension} changes between calls: give "
         "every training step one of a few shapes: pad each batch up to one of a few bucket "
