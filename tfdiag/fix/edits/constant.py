@@ -61,6 +61,16 @@ def _definition(
     return None
 
 
+def defined(
+    files: Files, name: str, file: str, line: int
+) -> tuple[Source, cst.FunctionDef] | NoEdit:
+    """:func:`_definition`, or why there is none to edit."""
+    found = _definition(files, name, file, line)
+    if found is None:
+        return NoEdit(f"`{name}` ({file}:{line}) is not a function in your files")
+    return found
+
+
 def _python_use(fn: cst.FunctionDef, param: str) -> str | None:
     """How the body uses ``param`` as a Python value, None when it does not."""
     found: list[str] = []
@@ -171,9 +181,9 @@ def tf_constant(files: Files, target: Target) -> Edit | NoEdit:
     if traced is None:
         return NoEdit("the record names no Python argument of a traced function of yours")
     name, file, def_line, param = traced
-    found = _definition(files, name, file, def_line)
-    if found is None:
-        return NoEdit(f"`{name}` ({file}:{def_line}) is not a function in your files")
+    found = defined(files, name, file, def_line)
+    if isinstance(found, NoEdit):
+        return found
     def_source, fn = found
     method = any(isinstance(a, cst.ClassDef) for a in def_source.ancestors(fn))
     index, has = _position(fn, param, method)

@@ -20,7 +20,7 @@ from pathlib import Path
 import libcst as cst
 
 from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target, edited
-from tfdiag.fix.edits.constant import _definition, _python_use
+from tfdiag.fix.edits.constant import _position, _python_use, defined
 from tfdiag.fix.source import Source, dotted
 
 #: ``JAX compiled `step` (train.py:9) 29× …`` and ``` `scale` is a static argument ```
@@ -136,23 +136,16 @@ def _edited_call(call: cst.Call, index: int | None, param: str) -> cst.Call | No
     return call.with_changes(args=args)
 
 
-def _param_index(fn: cst.FunctionDef, param: str) -> tuple[int | None, bool]:
-    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-    if param in positional:
-        return positional.index(param), True
-    return None, param in {p.name.value for p in fn.params.kwonly_params}
-
-
 def jit_static(files: Files, target: Target) -> Edit | NoEdit:
     named = _named(target.evidence)
     if named is None:
         return NoEdit("the record names no static argument of a jitted function of yours")
     name, file, def_line, param = named
-    found = _definition(files, name, file, def_line)
-    if found is None:
-        return NoEdit(f"`{name}` ({file}:{def_line}) is not a function in your files")
+    found = defined(files, name, file, def_line)
+    if isinstance(found, NoEdit):
+        return found
     source, fn = found
-    index, has = _param_index(fn, param)
+    index, has = _position(fn, param, method=False)
     if not has:
         return NoEdit(f"`{name}` has no parameter `{param}`")
     use = _python_use(fn, param)
