@@ -42,3 +42,18 @@ def change_json(c: Change) -> dict[str, Any]:
     if c.after is not None:
         doc["fix"] = c.after.fix
     return doc
+
+
+def changes_tables(
+    resolved: tuple[Change, ...],
+    new: tuple[Change, ...],
+    persisting: tuple[Change, ...],
+    note: str,
+) -> list[RenderableType]:
+    """A diff's three tables of findings, and the dim note on how they were matched."""
+    return [
+        changes_table("resolved", resolved),
+        changes_table("new", new),
+        changes_table("persisting", persisting),
+        Text(note, style="dim"),
+    ]

@@ -11,7 +11,7 @@ from rich.text import Text
 from tfdiag.advise.diff import DiffRecord, Side
 from tfdiag.advise.script_diff import ScriptDiffRecord
 from tfdiag.records.units import fmt_of_the_time, fmt_s
-from tfdiag.render.diff_changes import changes_table
+from tfdiag.render.diff_changes import changes_tables
 from tfdiag.render.safe import labelled
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "bold"}
@@ -46,14 +46,11 @@ def render_diff(record: DiffRecord | ScriptDiffRecord) -> RenderableType:
     ]
     lines += [labelled("warning", (w, "yellow")) for w in record.warnings]
     parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag diff", box=box.ROUNDED)]
-    parts += [
-        changes_table("resolved", record.resolved),
-        changes_table("new", record.new),
-        changes_table("persisting", record.persisting),
-        Text(
-            "impact: as in each report, the share of the time the finding's fix can remove; "
-            "faster/slower: the runs' interquartile intervals do not overlap (docs/ci.md)",
-            style="dim",
-        ),
-    ]
+    parts += changes_tables(
+        record.resolved,
+        record.new,
+        record.persisting,
+        "impact: as in each report, the share of the time the finding's fix can remove; "
+        "faster/slower: the runs' interquartile intervals do not overlap (docs/ci.md)",
+    )
     return Group(*parts)

@@ -15,7 +15,7 @@ from tfdiag.advise.script_diff import MARGIN, PatchEffect, ScriptDiffRecord, Scr
 from tfdiag.records.clock import now_iso
 from tfdiag.records.units import fmt_of_the_time, fmt_ratio, fmt_s
 from tfdiag.records.version import __version__
-from tfdiag.render.diff_changes import change_json, changes_table
+from tfdiag.render.diff_changes import change_json, changes_tables
 from tfdiag.render.safe import labelled
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "bold"}
@@ -69,16 +69,13 @@ def render_script_diff(record: ScriptDiffRecord) -> RenderableType:
     lines += [labelled("warning", (w, "yellow")) for w in record.warnings]
     parts: list[RenderableType] = [Panel(Group(*lines), title="tfdiag diff", box=box.ROUNDED)]
     parts += _effects(record)
-    parts += [
-        changes_table("resolved", record.resolved),
-        changes_table("new", record.new),
-        changes_table("persisting", record.persisting),
-        Text(
-            "findings matched by id and line; per call: the median of the site's calls in "
-            "each run; one run of each script, so no noise is measured (docs/fix.md)",
-            style="dim",
-        ),
-    ]
+    parts += changes_tables(
+        record.resolved,
+        record.new,
+        record.persisting,
+        "findings matched by id and line; per call: the median of the site's calls in "
+        "each run; one run of each script, so no noise is measured (docs/fix.md)",
+    )
     return Group(*parts)
 
 
