@@ -245,11 +245,11 @@ class _FailingTrace:
 
 @pytest.mark.parametrize("fails_at", ["stop", "read"])
 def test_traced_calls_stay_apart_when_the_trace_is_lost(monkeypatch, fails_at: str) -> None:
-    from tfdiag.capture import observe
+    from tfdiag.capture import trace_block
 
     clock = FakeClock()
     program = Program(clock)
-    monkeypatch.setattr(observe, "_trace", lambda out: _FailingTrace(clock, fails_at))
+    monkeypatch.setattr(trace_block, "_create", lambda: _FailingTrace(clock, fails_at))
     report = profile_call(program.step, iterations=6, clock=clock, tf_profiler=True)
     t = report.timing
     # 3 calls ran under the (failed) TF profiler, then the 6 plain ones asked for

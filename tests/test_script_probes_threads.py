@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import tfdiag.capture.batch_probes as bp
+import tfdiag.capture.trace_block as tb
 from tfdiag.script.probes import ScriptProbes
 
 
@@ -16,8 +16,11 @@ class _FakeTrace:
     read_calls = 0
 
     @classmethod
-    def start(cls) -> _FakeTrace:
+    def create(cls) -> _FakeTrace:
         return cls()
+
+    def begin(self) -> None:
+        pass
 
     def step(self, i: int) -> Any:
         return contextlib.nullcontext()
@@ -38,7 +41,7 @@ class _FakeTrace:
 
 @pytest.fixture
 def probes(monkeypatch: pytest.MonkeyPatch) -> ScriptProbes:
-    monkeypatch.setattr(bp, "BLOCK_TRACER", _FakeTrace)
+    monkeypatch.setattr(tb, "_create", _FakeTrace.create)
     _FakeTrace.read_calls = 0
     return ScriptProbes(iterations=10, tf_profiler=True)
 

@@ -23,15 +23,14 @@ from tfdiag.capture.facts import model_facts
 from tfdiag.capture.fit_report import batch_notes, fit_call
 from tfdiag.capture.lines import caller_line
 from tfdiag.capture.lock import PROFILER_LOCK
-from tfdiag.capture.machine import LoadProbe
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.session import CaptureSession
+from tfdiag.capture.trace_block import as_probes
 from tfdiag.records.catalog import Rule
 from tfdiag.records.catalog.finding_rules import FindingRule
 from tfdiag.records.clock import Clock
 from tfdiag.records.distributed import MAX_CYCLES, Distribution
 from tfdiag.records.errors import InputError
-from tfdiag.records.probes import Probes
 from tfdiag.records.report import CallInfo, report_paths
 from tfdiag.records.stats import ProfileStats
 from tfdiag.results.report import Report
@@ -150,7 +149,6 @@ class ProfileCallback(DuckCallback):
         self._begin: float | None = None
         self._plain = False
         self._tf_note: str | None = None
-        self._load: LoadProbe | None = None
 
     # -- Keras hooks that matter -----------------------------------------------------
 
@@ -170,7 +168,6 @@ class ProfileCallback(DuckCallback):
         want_tf, self._tf_note = tf_profiler_choice(self.tf_profiler, self._dist)
         self._probes = BatchProbes(tf_profiler=want_tf, clock=self.clock)
         self._probes.start()
-        self._load = LoadProbe()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
         self._cycle()
@@ -200,9 +197,9 @@ class ProfileCallback(DuckCallback):
             self._tracing = probes.begin()
             if self._tracing:  # the hook counts the timeline's batches, as profile()'s does
                 probes.pause()
-        if self._load is not None and not self._tracing and not self._profiling:
-            # Not under cProfile: the probe's /proc read is tfdiag's, not the user's callbacks'.
-            self._load.mark()
+        if probes is not None and not self._tracing and not self._profiling:
+            # Not under cProfile: the probes' reads are tfdiag's, not the user's callbacks'.
+            probes.timed_begin(len(self._timed_s))
         self._t0 = self.clock()
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
@@ -220,8 +217,8 @@ class ProfileCallback(DuckCallback):
             return
         if len(self._timed_s) < MAX_TIMED_BATCHES:
             self._timed_s.append(elapsed)
-            if self._load is not None:  # one window per timed batch, as the timeline reads
-                self._load.tick()
+            if self._probes is not None:  # one window per timed batch, as the timeline reads
+                self._probes.timed_end(len(self._timed_s) - 1)
         else:
             self._dropped += 1
         self._plain = True
@@ -340,8 +337,9 @@ class ProfileCallback(DuckCallback):
                 traced=self._traced,
                 dropped=self._dropped,
                 stopped=self._failed or self._ended,
-                tf_recorded=found.tf_profile is not None,
-                tf_wanted=probes is not None and probes.want_tf,
+                tf_recorded=found.trace is not None,
+                tf_wanted=probes is not None and probes.want_trace,
+                tracer=probes.block.name if probes is not None else None,
             ),
             *(probes.notes if probes is not None else ()),
             *(session.notes() if session is not None else ()),
@@ -359,13 +357,8 @@ class ProfileCallback(DuckCallback):
             notes=notes,
             source=self.source,
             partial=first + len(profiled) - 1 < last,  # fit ended before batch last
-            probes=(
-                Probes(tf_profile=found.tf_profile, trace_files=found.trace_files)
-                if found.tf_profile is not None
-                else None
-            ),
-            py_callbacks=found.py_callbacks,
-            machine=self._load.record() if self._load is not None else None,
+            probes=as_probes(found.trace, found.trace_files),
+            **(found.timed or {}),
             distribution=(
                 None
                 if self._dist is None

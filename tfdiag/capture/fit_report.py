@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tfdiag.capture.environment import flavour_of
+from tfdiag.records.catalog.backends import profiler_of
 from tfdiag.records.report import CallInfo
 
 
@@ -24,12 +25,13 @@ def batch_notes(
     stopped: str | None,
     tf_recorded: bool,
     tf_wanted: bool = False,
+    tracer: str | None = None,
 ) -> list[str]:
     """The notes on a fit's batches ``(first, last)``: ``profiled`` of them ran under cProfile
     (the cold one included), ``timed`` were kept for the timeline (``dropped`` were not),
-    ``traced`` ran under the TF profiler (which recorded something when ``tf_recorded``);
-    ``stopped``: why the fit stopped early, if it did; ``tf_wanted``: the TF profiler was to
-    trace the batches after ``last``."""
+    ``traced`` ran under ``tracer`` (None: the TF profiler; it recorded something when
+    ``tf_recorded``); ``stopped``: why the fit stopped early, if it did; ``tf_wanted``: the
+    tracer was to trace the batches after ``last``."""
     first, last = batches
     done = first + profiled - 1
     notes = [
@@ -54,8 +56,8 @@ def batch_notes(
         end = min(done, last)
         example = f" (`batches=(10, {min(end // 2, 40)})`)" if end >= 40 else ""
         notes.append(
-            f"no batch ran after batch {end} for the TF profiler to trace, so the step's "
-            "waits for its input were not measured (input-bound cannot be told from "
+            f"no batch ran after batch {end} for the {tracer or profiler_of(None)} to trace, "
+            "so the step's waits for its input were not measured (input-bound cannot be told from "
             f"compute): end `batches=` earlier than the fit's last batch{example}"
         )
     if profiled - 1 < 3:
@@ -64,7 +66,7 @@ def batch_notes(
         notes.append(f"the last {dropped} batch times were not kept")
     if traced:
         notes.append(
-            f"batches {_span(last + 1, last + traced)} ran under the TF profiler"
+            f"batches {_span(last + 1, last + traced)} ran under the {tracer or profiler_of(None)}"
             + ("" if tf_recorded else ", which recorded nothing")
             + ", and are left out of the timeline"
         )

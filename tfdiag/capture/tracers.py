@@ -22,10 +22,6 @@ Tracer = TfTrace | JaxTrace
 #: Each backend's tracer.
 TRACERS: dict[str, type[Tracer]] = {"tensorflow": TfTrace, "jax": JaxTrace}
 
-#: The tracer the ``fit`` and ``tfdiag run`` traced block drives (``TfTrace.start``): the
-#: default backend's only, until the timed pass is behind one protocol (issue 34, item 2).
-BLOCK_TRACER = TfTrace
-
 
 def tracer_for(backend: str | None) -> type[Tracer]:
     """The tracer ``tfdiag.profile``'s timed pass tries on Keras 3's ``backend`` (None: no

@@ -26,7 +26,7 @@ from typing import Any
 from tfdiag.capture.environment import configured_keras_backend
 from tfdiag.capture.plan import MAX_ITERATIONS
 from tfdiag.capture.script_lines import ScriptSampler
-from tfdiag.capture.tracers import BLOCK_TRACER, loaded
+from tfdiag.capture.tracers import tracer_in_use
 from tfdiag.records.catalog.backends import DEFAULT, FRONTENDS, JAX
 from tfdiag.records.clock import Clock
 from tfdiag.records.errors import InputError
@@ -125,8 +125,9 @@ def run_script(
     """Run ``path`` as ``__main__`` with ``sys.argv = [path, *argv]``, Keras calls recorded.
 
     Each site's first call and ``iterations`` more run under cProfile; with
-    ``tf_profiler`` (default: when TensorFlow is imported, which it is once Keras is) the
-    next few calls of the busiest sites run under the TF profiler.
+    ``tf_profiler`` (default: when the running backend's tracer is loaded, which it is once
+    Keras is) the next few calls of the busiest sites run under it (the TF profiler, or
+    ``jax.profiler`` on Keras' JAX backend).
 
     The script's own exceptions are printed (as Python would) and reported in
     ``status``; ``KeyboardInterrupt`` stops the script and is reported as ``interrupted``.
@@ -154,7 +155,7 @@ def run_script(
     recorder = Recorder(
         script,
         iterations=iterations,
-        tf_profiler=loaded(BLOCK_TRACER) if tf_profiler is None else tf_profiler,
+        tf_profiler=tracer_in_use() is not None if tf_profiler is None else tf_profiler,
         clock=clock,
     )
     saved_argv, saved_path = sys.argv, sys.path[:]

@@ -2,9 +2,10 @@
 routed to the call site whose call is running.
 
 A site's profiled calls are its capture session's (:mod:`tfdiag.capture.session`: the
-graphs they trace, JAX's compilations); its unprofiled calls record the Python TensorFlow
-calls back (``py_function``, a generator); and once its cProfile calls
-are done, the next few run under the TF profiler, one site at a time, for up to
+graphs they trace, JAX's compilations); its unprofiled calls are its timed pass's
+(:mod:`tfdiag.capture.timed`: the Python calls TensorFlow makes back, the machine's load
+per call); and once its cProfile calls are done, the next few run under the running
+backend's tracer (:mod:`tfdiag.capture.trace_block`), one site at a time, for up to
 :data:`MAX_TRACED_SITES` sites — what separates waiting for input from compute.
 """
 
@@ -15,16 +16,15 @@ import time
 from contextlib import ExitStack
 from typing import Any
 
-from tfdiag.capture.batch_probes import TracedBlock
 from tfdiag.capture.jit import CompileRecorder
-from tfdiag.capture.observe import traced_steps
-from tfdiag.capture.pycalls import CallbackRecorder, install
+from tfdiag.capture.pycalls import Sink, install
 from tfdiag.capture.tfprofiler import TraceFiles
+from tfdiag.capture.timed import TimedContext, TimedProbes
+from tfdiag.capture.trace_block import TraceBlock, TraceRecord, traced_steps
 from tfdiag.records.clock import Clock
-from tfdiag.records.probes import TfProfile
 from tfdiag.records.script import MAX_COSTLY_SITES
 
-#: Sites traced by the TF profiler at most (each trace costs an export and a read).
+#: Sites traced at most (each trace costs an export and a read).
 MAX_TRACED_SITES = MAX_COSTLY_SITES
 
 
@@ -33,8 +33,15 @@ class SiteProbes:
 
     def __init__(self, clock: Clock) -> None:
         self.calls = 0
-        self.callbacks = CallbackRecorder(clock)
-        self.block: TracedBlock | None = None
+        #: The site's Python-callback sink, fed by the script's one hook while its call runs.
+        self.callbacks: Sink | None = None
+        #: The site's timed probes (started when the site is first seen, stopped at the end).
+        self.timed = TimedProbes(TimedContext(clock=clock, hook=self._routed))
+        self.block: TraceBlock | None = None
+
+    def _routed(self, sink: Sink) -> None:
+        """The timed pass's hook for this site: the script's router feeds ``sink``."""
+        self.callbacks = sink
 
 
 class _CallbackRouter:
@@ -53,7 +60,8 @@ class _CallbackRouter:
     @property
     def seen(self) -> dict[str, list[Any]]:
         site = self.site  # read once: another thread may clear it meanwhile
-        return site.callbacks.seen if site is not None else self._nowhere
+        sink = site.callbacks if site is not None else None
+        return sink.seen if sink is not None else self._nowhere
 
 
 class ScriptProbes:
@@ -61,6 +69,7 @@ class ScriptProbes:
 
     def __init__(self, *, iterations: int, tf_profiler: bool, clock: Clock = time.perf_counter):
         self.clock = clock
+        #: Whether sites' calls are traced (the running backend's tracer).
         self.tf_profiler = tf_profiler
         self.steps = traced_steps(iterations)
         self._callbacks = _CallbackRouter(clock)
@@ -72,9 +81,13 @@ class ScriptProbes:
         #: Recorded calls running now, in every thread (:meth:`entering` to :meth:`ended`).
         self._flight = 0
         self._flight_lock = threading.Lock()
+        self._sites: list[SiteProbes] = []
 
     def new_site(self) -> SiteProbes:
-        return SiteProbes(self.clock)
+        site = SiteProbes(self.clock)
+        self._sites.append(site)
+        site.timed.start()
+        return site
 
     def start(self) -> None:
         restore = install(self._callbacks)
@@ -83,15 +96,17 @@ class ScriptProbes:
         self._stack.enter_context(self.compiles.attach())
 
     def stop(self) -> None:
-        """Remove the hooks; a TF profiler session still open writes what it traced."""
+        """Remove the hooks; a tracer session still open writes what it traced."""
         self._stack.close()
+        for site in self._sites:
+            site.timed.stop()
         owner, self._block_owner = self._block_owner, None
         if owner is not None and owner.block is not None:
             owner.block.close()
 
     def release_tf_profiler(self) -> None:
         """Write the trace a site's block holds open (between its calls), so that a fit's
-        own callback can start the TF profiler."""
+        own callback can start the tracer."""
         owner = self._block_owner
         if owner is not None and owner.block is not None:
             owner.block.close()
@@ -114,8 +129,8 @@ class ScriptProbes:
             owner = self._block_owner
             if owner is not None and owner.block is not None and owner.block.in_call:
                 owner.block.spoil(
-                    "TF profiler probe: a call from another thread ran while a call was "
-                    "traced; the trace holds both and cannot be split by call: not read"
+                    f"{owner.block.name} probe: a call from another thread ran while a call "
+                    "was traced; the trace holds both and cannot be split by call: not read"
                 )
         owner = self._block_owner
         if owner is not None and owner is not site and owner.block is not None:
@@ -124,18 +139,20 @@ class ScriptProbes:
                 self._block_owner = None
 
     def plain(self, site: SiteProbes) -> bool:
-        """An unprofiled call of ``site`` starts: whether it runs under the TF profiler
-        (else its Python callbacks are recorded). :meth:`entering` ran first. No trace
-        begins while another thread's call runs (its ops would be in it)."""
+        """An unprofiled call of ``site`` starts: whether it runs under the tracer (else it
+        is a timed call: its Python callbacks are recorded, its window of machine load
+        starts). :meth:`entering` ran first. No trace begins while another thread's call
+        runs (its ops would be in it)."""
         with self._flight_lock:
             alone = self._flight == 1
         if self.tf_profiler and alone and site.block is None and self._block_owner is None:
             if self._blocks < MAX_TRACED_SITES and self.steps > 0:
-                site.block = TracedBlock(limit=self.steps, clock=self.clock)
+                site.block = TraceBlock(limit=self.steps, clock=self.clock)
                 self._block_owner, self._blocks = site, self._blocks + 1
         if alone and site.block is not None and not site.block.done and site.block.begin():
             return True
         self._callbacks.site = site
+        site.timed.before_call(site.calls)
         return False
 
     def ended(self, site: SiteProbes, seconds: float, traced: bool) -> None:
@@ -150,8 +167,8 @@ class ScriptProbes:
             self._block_owner = None
 
     @staticmethod
-    def tf_record(site: SiteProbes, *, wanted: bool) -> tuple[TfProfile | None, TraceFiles]:
-        """The site's TF profile (read only when ``wanted``: a site with a report)."""
+    def tf_record(site: SiteProbes, *, wanted: bool) -> tuple[TraceRecord | None, TraceFiles]:
+        """The site's trace record (read only when ``wanted``: a site with a report)."""
         if site.block is None:
             return None, ()
         return site.block.finish(read=wanted)

@@ -24,9 +24,9 @@ from tfdiag.capture.assemble import build_report, steady_timing
 from tfdiag.capture.environment import current_environment
 from tfdiag.capture.lock import PROFILER_LOCK
 from tfdiag.capture.session import CaptureSession
+from tfdiag.capture.trace_block import as_probes
 from tfdiag.records.clock import Clock, now_iso
 from tfdiag.records.lines import LinesRecord
-from tfdiag.records.probes import Probes
 from tfdiag.records.report import Timing
 from tfdiag.records.script import COSTLY_SHARE, MAX_COSTLY_SITES, CallSite
 from tfdiag.records.stats import ProfileStats
@@ -210,7 +210,7 @@ class Recorder:
                 fit_cb.close()  # a fit that raised may have left it attached
                 # its records are the callback's: the site's later calls start a new session
                 site.callback, site.first_s, site.session = fit_cb, elapsed, None
-            elif traced:  # under the TF profiler: not the timeline's
+            elif traced:  # under the tracer: not the timeline's
                 site.traced += 1
             elif session is not None:
                 site.profiled_s.append(elapsed)
@@ -220,6 +220,8 @@ class Recorder:
                     site.stats = session.snapshot()
             elif len(site.profiled_s) + len(site.timed_s) < MAX_CALL_TIMES:
                 site.timed_s.append(elapsed)
+                if site.probes is not None:  # one window per timed call, as the timeline reads
+                    site.probes.timed.after_call(len(site.timed_s) - 1)
         if session is not None:
             PROFILER_LOCK.release()
 
@@ -240,13 +242,14 @@ class Recorder:
             f"(no report is shown for it), calls 2–{k + 1} ran under cProfile"
         ]
         assert site.probes is not None
-        tf_profile, files = self.probes.tf_record(site.probes, wanted=True)
+        trace, files = self.probes.tf_record(site.probes, wanted=True)
         if site.traced:
             n = k + first
             span = f"call {n}" if site.traced == 1 else f"calls {n}–{n + site.traced - 1}"
+            tracer = site.probes.block.name if site.probes.block is not None else "tracer"
             notes.append(
-                f"{span} ran under the TF profiler"
-                + ("" if tf_profile is not None else ", which recorded nothing")
+                f"{span} ran under the {tracer}"
+                + ("" if trace is not None else ", which recorded nothing")
                 + ", and are left out of the timeline"
             )
             notes += site.probes.block.notes if site.probes.block is not None else []
@@ -280,8 +283,8 @@ class Recorder:
             notes=notes,
             source="script",
             partial=site.errors > 0,
-            probes=Probes(tf_profile=tf_profile, trace_files=files) if tf_profile else None,
-            py_callbacks=site.probes.callbacks.records(),
+            probes=as_probes(trace, files),
+            **site.probes.timed.records(),
             **session.records(k),
         )
 
