@@ -235,6 +235,8 @@ def test_callback_inside_a_real_fit(
     assert report.probes is not None and report.probes.tf_profile is not None
     assert report.probes.tf_profile.steps == 5
     assert any("batches 16–20 ran under the TF profiler" in n for n in report.notes)
+    # the timed probes' records, one machine-load window per timeline batch
+    assert report.machine is not None and len(report.machine.per_iteration) == 13
     # cProfile saw each profiled batch's callback dispatch once, the cold table only the first
     assert _batch_end_calls(report.profile) == 6
     assert _batch_end_calls(report.cold_profile) == 1

@@ -94,6 +94,20 @@ def test_costly_sites_keep_their_profile(tmp_path: Path, fake_keras: None) -> No
     assert cheap.report is None and result.share(cheap) < 0.05
 
 
+def test_run_records_the_machine_load_over_a_sites_timed_calls(
+    tmp_path: Path, fake_keras: None
+) -> None:
+    """The timed pass's probes reach ``tfdiag run`` as they reach profile() and the fit
+    callback: a costly site's report has the machine's load, one window per timed call."""
+    write(tmp_path, "helper.py", HELPER)
+    result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=2, tf_profiler=False)
+    report = sites_by_key(result)[("script.py", 6, "predict")].report
+    assert report is not None and report.machine is not None
+    assert report.machine.cpus >= 1 and report.machine.other_cores >= 0
+    assert len(report.machine.per_iteration) == len(report.timing.iteration_s) == 3
+    assert report.to_json()["machine"]["cpus"] == report.machine.cpus
+
+
 def test_iterations_zero_times_without_profiling(tmp_path: Path, fake_keras: None) -> None:
     write(tmp_path, "helper.py", HELPER)
     result = run_script(write(tmp_path, "script.py", SCRIPT), iterations=0, tf_profiler=False)
@@ -313,6 +327,8 @@ def test_run_traces_a_costly_site_with_the_tf_profiler(tmp_path: Path) -> None:
     assert report.probes is not None and report.probes.tf_profile is not None
     assert len(report.timing.iteration_s) == 2
     assert any("call 5 ran under the TF profiler" in n for n in report.notes), report.notes
+    # the timed pass's machine load, one window per timed call, as the timeline reads
+    assert report.machine is not None and len(report.machine.per_iteration) == 2
     assert any("calls 2–4 ran under cProfile" in n for n in report.notes), report.notes
     assert report.findings[0].id == "input-bound"
     # the Python the pipeline calls back was timed on the unprofiled calls
