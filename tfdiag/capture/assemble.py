@@ -4,6 +4,7 @@ callback and ``tfdiag run``'s recorder."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tfdiag.capture import native_log
 from tfdiag.capture.environment import current_environment
@@ -16,7 +17,7 @@ from tfdiag.records.distributed import Distribution
 from tfdiag.records.jit import JitCompile
 from tfdiag.records.lines import LinesRecord
 from tfdiag.records.machine import MachineLoad, NativeLog
-from tfdiag.records.probes import Probes
+from tfdiag.records.probes import Probes, SamplingRecord
 from tfdiag.records.report import CallInfo, Timing
 from tfdiag.records.stats import ProfileStats
 from tfdiag.records.traces import TraceEvent
@@ -56,9 +57,13 @@ def build_report(
     distribution: Distribution | None = None,
     machine: MachineLoad | None = None,
     lines: LinesRecord | None = None,
+    sampling: SamplingRecord | None = None,
 ) -> Report:
     """The report of a capture; it takes the native log lines kept since the last report
-    (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof)."""
+    (:mod:`tfdiag.capture.native_log`: TensorFlow's import, the TF profiler, xprof).
+    ``sampling`` (the timed pass's sampler) joins the traced block's ``probes``."""
+    if sampling is not None:
+        probes = replace(probes or Probes(), sampling=sampling)
     environment = current_environment()  # its look for devices may log: kept, taken next
     native, more = native_log.take()
     if (line := undiagnosed_line(environment.framework)) is not None:

@@ -65,9 +65,10 @@ class ProfileCallback(DuckCallback):
     holds everything ``fit`` did in between (the step, the data iterator, every
     callback). Every other batch of the fit is timed with no profiler attached,
     for the timeline. The batches right after ``last`` (up to 5) run under the
-    TF profiler, which sees tf.data's threads and the step waiting for input; every
-    call TensorFlow makes back into Python (``py_function``, a generator) is timed
-    throughout. Works with Keras 3 and tf_keras.
+    TF profiler (``jax.profiler`` on Keras' JAX backend), which sees tf.data's threads and
+    the step waiting for input (on JAX, XLA's ops); every call TensorFlow makes back into
+    Python (``py_function``, a generator) is timed, and the machine's load read, over the
+    timeline's batches. Works with Keras 3 and tf_keras.
 
     Args:
         batches: ``(first, last)``, both included.
@@ -75,8 +76,9 @@ class ProfileCallback(DuckCallback):
         overwrite: replace an existing saved report.
         rules: extra culprit rules, tried before the built-in catalog.
         findings: your own findings (:class:`tfdiag.FindingRule`), run after the built-in ones.
-        tf_profiler: trace the batches after ``last`` with the TF profiler; None (default):
-            when TensorFlow is imported.
+        tf_profiler: trace the batches after ``last`` with the running backend's profiler
+            (TensorFlow's; ``jax.profiler`` on Keras' JAX backend); None (default): when
+            that backend's package is imported.
         clock: the timer every batch time and the profile read (``time.perf_counter``).
 
     Attributes:

@@ -20,11 +20,9 @@ from tfdiag.capture.sampling import _calls
 from tfdiag.capture.tfprofiler import TraceFiles
 from tfdiag.capture.timed import TimedContext, TimedProbes
 from tfdiag.capture.trace_block import MAX_TRACED_STEPS, TraceBlock, traced_steps
-from tfdiag.records.callbacks import PyCallback
 from tfdiag.records.clock import Clock
 from tfdiag.records.jax_profile import JaxProfile
-from tfdiag.records.machine import MachineLoad
-from tfdiag.records.probes import SamplingRecord, TfProfile
+from tfdiag.records.probes import TfProfile
 
 #: The label of the step that reads the TF profiler's trace (the progress callback's).
 READING = "reading the TF profile"
@@ -38,13 +36,13 @@ class Observation:
 
     times: list[float] = field(default_factory=list)
     traced: int = 0
-    sampling: SamplingRecord | None = None
     tf_profile: TfProfile | None = None
     #: On Keras' JAX backend the traced block's record (``jax.profiler``) instead.
     jax_profile: JaxProfile | None = None
     trace_files: TraceFiles = ()
-    py_callbacks: tuple[PyCallback, ...] = ()
-    machine: MachineLoad | None = None
+    #: The timed probes' records (:data:`~tfdiag.capture.timed.TIMED_PROBES`), by report
+    #: field: ``py_callbacks``, ``machine``, ``sampling`` when asked for.
+    timed: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -93,8 +91,7 @@ def observe(
         raise
     finally:
         timed.stop()
-        for name, record in timed.records().items():
-            setattr(out, name, record)
+        out.timed = timed.records()
     if block is not None:
         if block.written and tick is not None:
             tick(READING)

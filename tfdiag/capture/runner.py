@@ -252,10 +252,8 @@ class _Run:
         notes.extend(self.session.notes())
         obs = self.observed
         probes = None
-        traced = obs.tf_profile is not None or obs.jax_profile is not None
-        if obs.sampling is not None or traced:
+        if obs.tf_profile is not None or obs.jax_profile is not None:
             probes = Probes(
-                sampling=obs.sampling,
                 tf_profile=obs.tf_profile,
                 jax_profile=obs.jax_profile,
                 trace_files=obs.trace_files,
@@ -273,7 +271,6 @@ class _Run:
             source="profile",
             partial=partial,
             probes=probes,
-            py_callbacks=obs.py_callbacks,
-            machine=obs.machine,
+            **obs.timed,
             **self.session.records(),
         )

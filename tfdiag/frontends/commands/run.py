@@ -36,8 +36,9 @@ def register(sub: Any) -> None:
         "--no-tf-profiler",
         dest="tf_profiler",
         action="store_false",
-        help="don't trace each costly site's next calls with the TF profiler (which sees "
-        "tf.data's threads and the step waiting for input)",
+        help="don't trace each costly site's next calls with the backend's profiler (the TF "
+        "profiler, which sees tf.data's threads and the step waiting for input; Keras 3 on "
+        "JAX: jax.profiler)",
     )
     p.add_argument(
         "--out",
