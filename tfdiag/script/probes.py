@@ -139,10 +139,9 @@ class ScriptProbes:
                 self._block_owner = None
 
     def plain(self, site: SiteProbes) -> bool:
-        """An unprofiled call of ``site`` starts: whether it runs under the tracer (else it
-        is a timed call: its Python callbacks are recorded, its window of machine load
-        starts). :meth:`entering` ran first. No trace begins while another thread's call
-        runs (its ops would be in it)."""
+        """An unprofiled call of ``site`` starts: whether it runs under the tracer (else its
+        Python callbacks are recorded). :meth:`entering` ran first. No trace begins while
+        another thread's call runs (its ops would be in it)."""
         with self._flight_lock:
             alone = self._flight == 1
         if self.tf_profiler and alone and site.block is None and self._block_owner is None:
@@ -152,7 +151,6 @@ class ScriptProbes:
         if alone and site.block is not None and not site.block.done and site.block.begin():
             return True
         self._callbacks.site = site
-        site.timed.before_call(site.calls)
         return False
 
     def ended(self, site: SiteProbes, seconds: float, traced: bool) -> None:

@@ -138,6 +138,8 @@ class Recorder:
             else:
                 fit_cb = None
                 traced = self.probes.plain(probes)
+                if not traced and len(site.profiled_s) + len(site.timed_s) < MAX_CALL_TIMES:
+                    probes.timed.before_call(len(site.timed_s))  # a timeline call: its window
             failed = False
             t0 = clock()
             if session is not None:
