@@ -85,6 +85,30 @@ def test_per_call_input_pipeline_leads_with_the_builder_and_the_predict_fix() ->
     assert "model.predict_on_batch(x)" in lead.fix and "model(x, training=False)" in lead.fix
 
 
+def _fit_building_a_pipeline(steps: int) -> Report:
+    """``model.fit`` of ``steps`` batches per call whose data adapter is built per call."""
+    adapter = Node(
+        ADAPTERS + "array_data_adapter.py", "ArrayDataAdapter.get_tf_dataset", 0.3 * N, N
+    )
+    hooks = Node(
+        SITE + "keras/src/callbacks/callback_list.py",
+        "CallbackList.on_train_batch_begin",
+        0.0,
+        steps * N,
+    )
+    root = Node(TRAINER, "TensorFlowTrainer.fit", 0.0, N, [adapter, hooks, _graph(0.7 * N)])
+    return make_report([root], N, cold=[], method="fit")
+
+
+def test_one_long_fit_made_once_pays_its_pipeline_once_no_finding() -> None:
+    """Set F's e14: a 64-batch ``fit`` (profiled as the user calls it, once) was told to
+    "call `model.train_on_batch(x, y)` instead of `fit`"."""
+    short = _ids(_fit_building_a_pipeline(1))
+    assert "per-call-input-pipeline" in short, short
+    long = _ids(_fit_building_a_pipeline(64))
+    assert "per-call-input-pipeline" not in long, long
+
+
 def test_per_call_input_pipeline_on_batch_fix_names_the_method() -> None:
     builder = Node(TF_KERAS + "engine/data_adapter.py", "single_batch_iterator", 0.3 * N, N)
     root = Node(

@@ -10,6 +10,7 @@ from tfdiag.advise.evidence import (
     iterators_per_read,
     keras_call,
     keras_steps,
+    one_long_call,
     pct,
     per_iteration,
     rebuilt_between_calls,
@@ -57,15 +58,8 @@ def per_call_input_pipeline(ctx: Context) -> Detection | None:
         rows.append(r)
     if not rows or analysis.steady_s <= 0:
         return None
-    if (
-        keras is not None
-        and not keras.looped
-        and steps is not None
-        and steps.per_call > ctx.threshold("max_steps_per_call")
-    ):
-        # one call of many steps, not made in a loop of yours: its set-up is paid once per
-        # call, and the remedies (a call per batch → train_on_batch) would be for another
-        # program (a 64-batch fit was told to call train_on_batch instead)
+    if one_long_call(report, analysis):
+        # its set-up is paid once per call (a 64-batch fit was told to call train_on_batch)
         return None
     top = max(rows, key=lambda r: analysis.steady.functions[r.index].cum_s)
     impact = steady_share(analysis, top.index)

@@ -262,3 +262,22 @@ def rebuilt_between_calls(record: RunRecord) -> Rebuilt | None:
         return None
     kind, count = ("model", new) if new >= compiled else ("compile", compiled)
     return Rebuilt(kind, count, later) if 2 * count >= later else None
+
+
+#: A Keras call of more steps than this, made once (not in a loop of the user's), pays its
+#: set-up (an input pipeline, its tf.data traces) once per call: no finding of its own.
+MAX_STEPS_OF_A_SHORT_CALL = 8
+
+
+def one_long_call(record: RunRecord, analysis: Analysis) -> bool:
+    """Is the profiled work one Keras call of many steps, not made in a loop of the user's
+    (a 64-batch ``fit``)? Its per-call set-up is paid once; remedies for calls per batch
+    (``train_on_batch``, fewer and longer calls) would be for another program."""
+    keras = keras_call(record, analysis)
+    steps = keras_steps(record, analysis)
+    return (
+        keras is not None
+        and not keras.looped
+        and steps is not None
+        and steps.per_call > MAX_STEPS_OF_A_SHORT_CALL
+    )

@@ -8,6 +8,7 @@ from collections import Counter
 
 from tfdiag.advise.evidence import (
     category_of,
+    one_long_call,
     pct,
     per_iteration,
     rebuilt_between_calls,
@@ -150,6 +151,8 @@ def per_iteration_tracing(ctx: Context) -> Detection | None:
         f"graph building self time: {pct(share)} of steady-state time (non-overlapping)",
     ]
     variant, values = _cause(report, analysis, i, evidence)
+    if variant == "via-data" and one_long_call(report, analysis):
+        return None  # the tf.data traces of one long call's pipeline: set-up paid once
     return Detection(
         max(cum_share, share),
         tuple(evidence),
