@@ -127,3 +127,61 @@ def test_no_static_argument_named_no_edit(tmp_path: Path) -> None:
     assert isinstance(e, NoEdit) and "names no static argument" in e.reason
     e = _edit(tmp_path, DECORATED.replace("(1,)", "(0,)"), _target(6))
     assert isinstance(e, NoEdit) and "makes `scale` static" in e.reason
+
+
+# -- jax-jit: an eager JAX step → @jax.jit ---------------------------------------------------
+
+STEP = """\
+import jax
+
+
+def train_step(trainable, x):
+    loss, grads = grad_fn(trainable, x)
+    return loss, [w - 0.05 * g for w, g in zip(trainable, grads)]
+
+
+for _ in range(60):
+    loss, trainable = train_step(trainable, x)
+"""
+
+
+def _step_target(line: int = 5) -> Target:
+    return Target("eager-execution", "eager:jit", line=line, function="train_step")
+
+
+def _step_edit(tmp_path: Path, code: str, target: Target) -> Edit | NoEdit:
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(code), encoding="utf-8")
+    t = Target(**{**target.__dict__, "file": str(path)})
+    kind = kind_for(t.remedy)
+    assert kind is not None and kind.name == "jax-jit"
+    return kind.edit(Files(tmp_path, (path,)), t)
+
+
+def test_an_eager_jax_step_gets_jax_jit_on_its_function(tmp_path: Path) -> None:
+    assert _changed(_step_edit(tmp_path, STEP, _step_target())) == ["+@jax.jit"]
+    assert kind_for("eager:jit-step").name == "jax-jit"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (("    return loss,", "    print(loss)\n    return loss,"), "`print(...)`"),
+        (("    return loss,", "    model.w.assign(loss)\n    return loss,"), "`.assign(...)`"),
+        (("    return loss,", "    state.last = loss\n    return loss,"), "an assignment to an"),
+        (("    return loss,", "    n = float(loss)\n    return loss,"), "`float(...)`"),
+        (
+            ("    return loss, [w - 0.05 * g for w, g in zip(trainable, grads)]", "    pass"),
+            "returns nothing",
+        ),
+        (("def train_step", "@jax.jit\ndef train_step"), "jitted already"),
+        (("import jax\n", "from jax import grad\n"), "does not `import jax`"),
+    ],
+)
+def test_a_step_a_trace_would_change_is_not_jitted(
+    tmp_path: Path, change: tuple[str, str], why: str
+) -> None:
+    code = STEP.replace(*change)
+    target = _step_target(line=6 if "@jax.jit" in change[1] else 5)
+    e = _step_edit(tmp_path, code, target)
+    assert isinstance(e, NoEdit) and why in e.reason, e

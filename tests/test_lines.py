@@ -236,6 +236,27 @@ def test_the_script_walk_marks_a_line_run_inside_a_loop() -> None:
     assert looped_places and looped_places[0][1]
 
 
+def test_a_line_inside_a_comprehension_is_the_line_of_the_function_that_holds_it() -> None:
+    """``return loss, [w - 0.05 * g for w, g in zip(trainable, grads)]``: the line was the
+    ``<listcomp>``'s, and its fix said "Compile `<listcomp>` with `jax.jit`"."""
+    from tfdiag.capture.lines import places_of
+    from tfdiag.capture.script_lines import script_places
+
+    seen: dict[str, Any] = {}
+
+    def default(obj: object) -> str:
+        seen["profile"] = places_of(sys._getframe())
+        seen["script"] = script_places(sys._getframe())
+        return "x"
+
+    def holder() -> list[str]:
+        return [json.dumps(object(), default=default) for _ in range(1)]
+
+    holder()
+    names = {p[0].co_name for p in seen["profile"]} | {p[0][0].co_name for p in seen["script"]}
+    assert "holder" in names and "<listcomp>" not in names, names
+
+
 def test_the_script_walk_stops_at_the_frame_that_runs_the_script() -> None:
     """``tfdiag run`` from a virtual environment's ``bin/tfdiag``: that console script is no
     installed package's file, so its ``sys.exit(main())`` was "your line" at 100 %. The walk

@@ -73,3 +73,17 @@ def test_a_static_step_size_of_a_jitted_step_is_made_an_array(tmp_path: Path) ->
     assert p["offered"] and v["scope"] == "script" and v["ratio"] > 2, v
     assert v["outputs"] == "outputs match"
     assert kind_for("per-iteration-tracing:jax:static").name == "jit-static"
+
+
+def test_an_eager_jax_step_of_the_script_gets_jax_jit_verified(tmp_path: Path) -> None:
+    """Keras on JAX trained by the user's own step, not jitted (stateless_call and
+    jax.grad op by op every step): ``@jax.jit`` on it, judged on the script's time."""
+    doc, _ = _fix(tmp_path, "eager_jax_step.py")
+    jits = [p for p in doc["proposals"] if p["kind"] == "jax-jit" and p.get("patch")]
+    (p,) = [p for p in jits if "+@jax.jit\n def train_step(" in p["patch"]] or [jits]
+    assert p["remedy"].startswith("eager:jit"), p
+    v = p["verified"]
+    assert p["offered"] and v["scope"] == "script" and v["ratio"] > 1.2, v
+    assert v["outputs"] == "outputs match"
+    # the line inside the step's list comprehension is the step's: no `<listcomp>` to jit
+    assert not any("<listcomp>" in q["fix"] for q in doc["proposals"])

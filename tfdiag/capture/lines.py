@@ -59,6 +59,16 @@ def _kind(code: CodeType) -> int:
     return kind
 
 
+#: The code objects of a comprehension (a frame of its own up to Python 3.11): looked through,
+#: so that its line is the function's that holds it (``train_step``, not ``<listcomp>``).
+COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+
+
+def looked_through(code: CodeType) -> bool:
+    """A comprehension of the user's: its frame is part of the function that holds it."""
+    return code.co_name in COMPREHENSIONS and _kind(code) == _USER
+
+
 def _key(code: CodeType) -> FunctionKey:
     return (code.co_filename, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))
 
@@ -78,6 +88,9 @@ def places_of(frame: FrameType | None) -> list[_Place] | None:
         if type(frame) is not FrameType:
             return None
         code = frame.f_code
+        if looked_through(code):
+            frame, depth = frame.f_back, depth + 1
+            continue
         kind = _kind(code)
         if kind == _OWN:
             return out if out else None

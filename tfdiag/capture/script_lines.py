@@ -23,7 +23,16 @@ import time
 from functools import lru_cache
 from types import CodeType, FrameType
 
-from tfdiag.capture.lines import _FRAMEWORK, _MAX_DEPTH, _OWN, _USER, _key, _kind, source_line
+from tfdiag.capture.lines import (
+    _FRAMEWORK,
+    _MAX_DEPTH,
+    _OWN,
+    _USER,
+    _key,
+    _kind,
+    looked_through,
+    source_line,
+)
 from tfdiag.capture.switches import switch_lines
 from tfdiag.records.clock import Clock
 from tfdiag.records.lines import MAX_PLACES, LinePlace, LinesRecord
@@ -75,6 +84,9 @@ def script_places(
         if type(frame) is not FrameType:
             return []
         code = frame.f_code
+        if looked_through(code):
+            frame, depth = frame.f_back, depth + 1
+            continue
         kind = _kind(code)
         if kind == _USER:
             callee = below.f_code if below is not None else None

@@ -13,6 +13,7 @@ from tfdiag.fix.edits.decorate import tf_function
 from tfdiag.fix.edits.fit import one_fit
 from tfdiag.fix.edits.hoist import hoist
 from tfdiag.fix.edits.jit_static import jit_static
+from tfdiag.fix.edits.jit_step import jax_jit
 from tfdiag.fix.edits.pipeline import tune_pipeline
 from tfdiag.fix.edits.predict import predict_on_batch
 from tfdiag.fix.edits.switch import remove_switch
@@ -69,6 +70,12 @@ EDITS: tuple[EditKind, ...] = (
         ("per-iteration-tracing:python-value", "per-iteration-tracing:python-value@line"),
         tf_constant,
         "a Python number passed to a retracing `tf.function` → `tf.constant(...)` at the call",
+    ),
+    EditKind(
+        "jax-jit",
+        ("eager:jit-step", "eager:jit"),
+        jax_jit,
+        "an eager JAX step (Keras on JAX) → `@jax.jit` on the function that holds it",
     ),
     EditKind(
         "jit-static",
