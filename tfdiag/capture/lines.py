@@ -59,8 +59,10 @@ def _kind(code: CodeType) -> int:
     return kind
 
 
-#: The code objects of a comprehension (a frame of its own up to Python 3.11): looked through,
-#: so that its line is the function's that holds it (``train_step``, not ``<listcomp>``).
+#: The code objects of a comprehension (a frame of its own up to Python 3.11): the script
+#: sampler looks through them, so that a line is the function's that holds it
+#: (``train_step``, not ``<listcomp>``). A profiled call's lines keep them: they are matched
+#: with cProfile's rows, where a comprehension is a function of its own.
 COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
 
 
@@ -88,9 +90,6 @@ def places_of(frame: FrameType | None) -> list[_Place] | None:
         if type(frame) is not FrameType:
             return None
         code = frame.f_code
-        if looked_through(code):
-            frame, depth = frame.f_back, depth + 1
-            continue
         kind = _kind(code)
         if kind == _OWN:
             return out if out else None
