@@ -105,11 +105,16 @@ class Source:
 
     def tensorflow_alias(self) -> str | None:
         """The name the file imports TensorFlow as (``tf``), None when it does not."""
+        return self.import_alias("tensorflow")
+
+    def import_alias(self, module: str) -> str | None:
+        """The name ``import <module>`` binds in the file (``tf`` for ``import tensorflow as
+        tf``), None when the file does not import it so."""
         for node in self.nodes(cst.Import):
             assert isinstance(node, cst.Import)
             for alias in node.names:
-                if _dotted(alias.name) == "tensorflow":
-                    return alias.evaluated_alias or "tensorflow"
+                if _dotted(alias.name) == module:
+                    return alias.evaluated_alias or module
         return None
 
 

@@ -56,13 +56,31 @@ def _holding(source: Source, target: Target) -> cst.FunctionDef | None:
     return found if found is not None and (not name or found.name.value == name) else None
 
 
-def tf_function(files: Files, target: Target) -> Edit | NoEdit:
+def held(files: Files, target: Target) -> tuple[Source, cst.FunctionDef] | NoEdit:
+    """The file of the finding's line and the function that holds it, or why none."""
     source = source_for(files, target)
     if isinstance(source, NoEdit):
         return source
     fn = _holding(source, target)
     if fn is None:
         return NoEdit("the finding names no function of yours to compile")
+    return source, fn
+
+
+def decorate(source: Source, fn: cst.FunctionDef, decorator: str, kind: str) -> Edit:
+    """``fn`` with ``@decorator`` put first (``tf.function``, ``jax.jit``)."""
+    first = cst.Decorator(cst.parse_expression(decorator))
+    new = source.module.deep_replace(fn, fn.with_changes(decorators=[first, *fn.decorators]))
+    assert isinstance(new, cst.Module)
+    line = source.position(fn).start.line
+    return edited(source, kind, line, new, f"`@{decorator}` on `{fn.name.value}` (line {line})")
+
+
+def tf_function(files: Files, target: Target) -> Edit | NoEdit:
+    found = held(files, target)
+    if isinstance(found, NoEdit):
+        return found
+    source, fn = found
     if _decorated(source, fn):
         undone = remove_switch(
             files, Target(target.finding, "debug-switch:tf-functions-eagerly", api="")
@@ -78,13 +96,4 @@ def tf_function(files: Files, target: Target) -> Edit | NoEdit:
         return NoEdit(
             f"`{fn.name.value}` calls `{python}`, which in a graph would run once, when traced"
         )
-    decorator = cst.Decorator(cst.parse_expression(f"{tf}.function"))
-    new = source.module.deep_replace(fn, fn.with_changes(decorators=[decorator, *fn.decorators]))
-    assert isinstance(new, cst.Module)
-    return edited(
-        source,
-        "tf-function",
-        source.position(fn).start.line,
-        new,
-        f"`@{tf}.function` on `{fn.name.value}` (line {source.position(fn).start.line})",
-    )
+    return decorate(source, fn, f"{tf}.function", "tf-function")

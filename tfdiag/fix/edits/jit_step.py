@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target, edited, source_for
-from tfdiag.fix.edits.decorate import PYTHON_ONLY, _holding
-from tfdiag.fix.source import Source, dotted
+from tfdiag.fix.edits.base import Edit, Files, NoEdit, Target
+from tfdiag.fix.edits.decorate import PYTHON_ONLY, decorate, held
+from tfdiag.fix.source import dotted
 from tfdiag.records.catalog.backends import JAX
 
 #: Calls that change state outside the function (a traced function runs them once).
@@ -85,29 +85,14 @@ def _jitted(fn: cst.FunctionDef) -> bool:
     return False
 
 
-def _jax_alias(source: Source) -> str | None:
-    """The name the file imports JAX as (``import jax``), None when it does not."""
-    for node in source.nodes(cst.Import):
-        assert isinstance(node, cst.Import)
-        for alias in node.names:
-            if dotted(alias.name) == JAX.module:
-                asname = alias.asname
-                if asname is not None and isinstance(asname.name, cst.Name):
-                    return asname.name.value
-                return JAX.module
-    return None
-
-
 def jax_jit(files: Files, target: Target) -> Edit | NoEdit:
-    source = source_for(files, target)
-    if isinstance(source, NoEdit):
-        return source
-    fn = _holding(source, target)
-    if fn is None:
-        return NoEdit("the finding names no function of yours to compile")
+    found = held(files, target)
+    if isinstance(found, NoEdit):
+        return found
+    source, fn = found
     if _jitted(fn):
         return NoEdit(f"`{fn.name.value}` is jitted already")
-    jax = _jax_alias(source)
+    jax = source.import_alias(JAX.module)
     if jax is None:
         return NoEdit(f"{source.path.rsplit('/', 1)[-1]} does not `import jax`")
     impure = _impure(fn)
@@ -117,8 +102,4 @@ def jax_jit(files: Files, target: Target) -> Edit | NoEdit:
         )
     if not _returns(fn):
         return NoEdit(f"`{fn.name.value}` returns nothing: jitted, its work would be dropped")
-    decorator = cst.Decorator(cst.parse_expression(f"{jax}.jit"))
-    new = source.module.deep_replace(fn, fn.with_changes(decorators=[decorator, *fn.decorators]))
-    assert isinstance(new, cst.Module)
-    line = source.position(fn).start.line
-    return edited(source, "jax-jit", line, new, f"`@{jax}.jit` on `{fn.name.value}` (line {line})")
+    return decorate(source, fn, f"{jax}.jit", "jax-jit")
